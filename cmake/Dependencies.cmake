@@ -1,0 +1,13 @@
+# Every dependency comes from Debian's packages (see scripts/install-deps).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
+find_package(CURL REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(Threads REQUIRED)
+if(SHIMKEEPER_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

@@ -1,0 +1,13 @@
+# SHIMKEEPER_SANITIZE="address;undefined" instruments everything we compile and link.
+if(SHIMKEEPER_SANITIZE)
+  list(JOIN SHIMKEEPER_SANITIZE "," _sk_sanitizers)
+  add_compile_options(-fsanitize=${_sk_sanitizers} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${_sk_sanitizers})
+endif()
+if(SHIMKEEPER_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "SHIMKEEPER_FUZZ needs clang (use the 'fuzz' preset)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

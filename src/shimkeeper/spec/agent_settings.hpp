@@ -1,0 +1,51 @@
+// Agent settings from shimkeeper.toml. Empty/absent values mean "autodetect".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace shimkeeper::spec {
+
+struct ContainerdSettings {
+    std::optional<std::string> config_path; // node path of containerd's config
+    std::optional<std::string> unit;        // systemd unit restarted after an edit
+    std::optional<std::string> socket;      // containerd's gRPC socket
+    std::optional<std::string> binary;      // containerd binary (for version and config dump)
+    std::optional<std::string> flavor;      // containerd | k3s | rke2 | microk8s | k0s
+};
+
+enum class BusKind { system, user };
+
+struct SystemdSettings {
+    BusKind bus = BusKind::system;
+};
+
+struct StoreSettings {
+    std::string dir = "/var/lib/shimkeeper"; // node path
+    int keep_generations = 2;
+};
+
+struct HealthSettings {
+    std::chrono::milliseconds timeout{30'000};
+};
+
+struct FetchSettings {
+    std::chrono::milliseconds connect_timeout{15'000};
+    std::chrono::milliseconds stall_timeout{30'000}; // no bytes for this long: give up
+    std::chrono::milliseconds total_timeout{600'000};
+    std::uint64_t max_size = 512ull << 20;
+    int retries = 3; // extra attempts after the first, on connection errors, 5xx and 429
+    std::optional<std::string> ca_bundle;
+};
+
+struct AgentSettings {
+    ContainerdSettings containerd;
+    SystemdSettings systemd;
+    StoreSettings store;
+    HealthSettings health;
+    FetchSettings fetch;
+};
+
+} // namespace shimkeeper::spec

@@ -1,0 +1,45 @@
+// The one model of a desired shim. Loaded from TOML files now, from Shim objects later.
+// Everything here has been validated by the loader: names follow their grammar, the fetch
+// source has been chosen for this node's architecture.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <toml++/toml.h>
+#include <vector>
+
+namespace shimkeeper::spec {
+
+// Where a value came from, for error messages: "shims.d/spin.toml:3:1".
+struct Location {
+    std::string file;
+    int line = 0;
+    int column = 0;
+
+    std::string to_string() const;
+};
+
+struct FetchSource {
+    std::string url;
+    std::optional<std::string> sha256; // lowercase hex; absent only with allow_unverified
+};
+
+struct RuntimeClassSpec {
+    std::string name;
+};
+
+struct ShimSpec {
+    std::string name;         // DNS-1123 label, unique
+    std::string handler;      // containerd runtime handler
+    std::string runtime_type; // io.containerd.<name>.<version> or an absolute path
+    std::string binary;       // file in the archive (default derived from runtime_type)
+    std::string version;      // informational, may be empty
+    toml::table options;      // the runtime's options table in containerd's config
+    FetchSource fetch;        // chosen for this node's architecture
+    bool allow_unverified = false;
+    bool adopt = false; // take over a handler already defined outside shimkeeper's blocks
+    std::optional<RuntimeClassSpec> runtime_class;
+    Location location; // the [[shim]] header
+};
+
+} // namespace shimkeeper::spec
