@@ -1,0 +1,54 @@
+#include "shimkeeper/health/wait_healthy.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace shimkeeper::health {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+Pacer real_pacer() {
+    return {[] { return std::chrono::steady_clock::now(); },
+            [](milliseconds delay) {
+                std::this_thread::sleep_for(delay);
+            }};
+}
+
+HealthReport wait_healthy(ContainerdClient& client, const HealthExpectation& expectation,
+                          milliseconds timeout, const Pacer& pacer, const Backoff& backoff) {
+    const auto deadline = pacer.now() + timeout;
+    const auto remaining = [&] {
+        return std::max(milliseconds{0}, duration_cast<milliseconds>(deadline - pacer.now()));
+    };
+    milliseconds delay = backoff.first;
+    int attempts = 0;
+    while (true) {
+        ++attempts;
+        const milliseconds call_timeout =
+            std::clamp(remaining(), milliseconds{1}, backoff.max_call);
+        const auto version = client.version(call_timeout);
+        HealthReport report;
+        if (!version) {
+            report =
+                evaluate(expectation, version, util::fail(util::ErrorCode::external, "not asked"));
+        } else {
+            report = evaluate(
+                expectation, version,
+                client.cri_status(std::clamp(remaining(), milliseconds{1}, backoff.max_call)));
+        }
+        if (report.healthy) {
+            return report;
+        }
+        const milliseconds left = remaining();
+        if (left <= milliseconds{0}) {
+            report.reason += " (still so after " + std::to_string(attempts) + " checks in " +
+                             std::to_string(timeout.count()) + " ms)";
+            return report;
+        }
+        pacer.sleep(std::min(delay, left));
+        delay = std::min(delay * 2, backoff.max);
+    }
+}
+
+} // namespace shimkeeper::health
