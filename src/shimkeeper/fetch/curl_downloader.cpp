@@ -1,0 +1,89 @@
+#include "shimkeeper/fetch/curl_downloader.hpp"
+
+#include "shimkeeper/fetch/curl_handles.hpp"
+#include "shimkeeper/fetch/curl_transfer.hpp"
+#include "shimkeeper/fetch/partial_file.hpp"
+#include "shimkeeper/fetch/progress.hpp"
+#include "shimkeeper/fetch/retry_policy.hpp"
+#include "shimkeeper/fetch/url_policy.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <thread>
+
+namespace shimkeeper::fetch {
+
+namespace {
+
+std::string lowercase(std::string text) {
+    std::ranges::transform(text, text.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+}
+
+std::string attempts_text(int attempts) {
+    return attempts == 1 ? "1 attempt" : std::to_string(attempts) + " attempts";
+}
+
+} // namespace
+
+CurlDownloader::CurlDownloader(ProgressStyle style, std::chrono::milliseconds backoff_base)
+    : m_style(style), m_backoff_base(backoff_base), m_random(std::random_device{}()) {}
+
+util::Expected<DownloadResult> CurlDownloader::download(const DownloadRequest& request,
+                                                        const std::filesystem::path& dest_dir) {
+    std::string what = request.label.empty() ? request.url : request.label;
+    if (auto usable = check_initial_url(request.url); !usable) {
+        return std::unexpected(std::move(usable).error().with_context("cannot download " + what));
+    }
+    PartialFile file = TRY(PartialFile::create(dest_dir));
+    char error_buffer[CURL_ERROR_SIZE] = {}; // outlives the handle that writes into it
+    CurlEasy handle = TRY(make_curl_easy());
+    TRY(configure_handle(handle.get(), request.settings, error_buffer));
+
+    Progress progress(m_style, what);
+    progress.start(request.url);
+    const int max_attempts = 1 + std::max(request.settings.retries, 0);
+    int attempt = 1;
+    for (;; ++attempt) {
+        if (attempt > 1) {
+            TRY(file.restart());
+        }
+        auto outcome = run_attempt(handle.get(), request, file, progress, error_buffer);
+        if (outcome) {
+            break;
+        }
+        const AttemptError& error = outcome.error();
+        if (retry_for(error.failure) == Retry::no || attempt == max_attempts) {
+            progress.abandon();
+            std::string hint = retry_for(error.failure) == Retry::yes
+                                   ? "; check that the server is reachable from this node "
+                                     "(proxy settings come from http_proxy/https_proxy)"
+                                   : "";
+            return util::fail(error.code, "cannot download " + what + " from " + request.url +
+                                              ": " + error.reason + " (" + attempts_text(attempt) +
+                                              ")" + hint);
+        }
+        std::uniform_real_distribution<double> jitter(0.0, 1.0);
+        auto wait =
+            backoff_delay(attempt, m_backoff_base, jitter(m_random), error.failure.retry_after);
+        progress.retrying(attempt, error.reason, wait);
+        std::this_thread::sleep_for(wait);
+    }
+
+    std::uint64_t size = file.size();
+    std::string digest = TRY(file.finish());
+    if (request.expected_sha256 && lowercase(*request.expected_sha256) != digest) {
+        progress.abandon();
+        return util::fail(util::ErrorCode::checksum,
+                          "checksum mismatch for " + what + " from " + request.url +
+                              ": expected sha256 " + lowercase(*request.expected_sha256) +
+                              ", got " + digest + " (" + format_bytes(size) +
+                              "); the download was discarded. Check fetch.sha256 and fetch.url "
+                              "in the shim's TOML");
+    }
+    progress.done(size, digest);
+    return DownloadResult{file.keep(), digest, size, attempt};
+}
+
+} // namespace shimkeeper::fetch

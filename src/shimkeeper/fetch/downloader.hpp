@@ -1,0 +1,45 @@
+// The download seam. Business logic (reconcile, fetch command) talks to a Downloader; the real
+// one is CurlDownloader, tests of that logic use a small fake that records requests.
+#pragma once
+
+#include "shimkeeper/spec/agent_settings.hpp"
+#include "shimkeeper/util/error.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace shimkeeper::fetch {
+
+struct DownloadRequest {
+    std::string url;                            // http://, https:// or file://
+    std::optional<std::string> expected_sha256; // lowercase hex; absent = unverified
+    spec::FetchSettings settings;
+    std::string label; // shim name, shown in progress output
+};
+
+struct DownloadResult {
+    std::filesystem::path file; // a temp file inside dest_dir; the caller renames or removes it
+    std::string sha256;         // lowercase hex of the bytes in `file`
+    std::uint64_t size = 0;
+    int attempts = 0; // 1 when the first attempt succeeded
+};
+
+enum class ProgressStyle { bar, lines, none };
+
+class Downloader {
+public:
+    virtual ~Downloader() = default;
+
+    // Streams the body into a new temp file inside dest_dir (same filesystem as the store, so
+    // the caller can rename it), hashing in the same pass. On any failure nothing is left in
+    // dest_dir.
+    virtual util::Expected<DownloadResult> download(const DownloadRequest& request,
+                                                    const std::filesystem::path& dest_dir) = 0;
+};
+
+// A bar when stderr is a terminal, plain lines otherwise (logs, CI, journald).
+ProgressStyle progress_style_for_stderr();
+
+} // namespace shimkeeper::fetch

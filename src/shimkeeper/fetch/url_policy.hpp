@@ -1,0 +1,32 @@
+// Which URLs a download may start from and which redirects it may follow. Pure functions, so
+// that the rules are tested without a network.
+//
+// A shim binary ends up running as root next to containerd, so a redirect must never lower the
+// transport's guarantees: once a hop was https, every later hop must be https too, and a
+// redirect may only lead to http or https (never file://, ftp://, ...). A first URL may be
+// file:// (local mirrors, image bakes), since it is written by the node's administrator.
+#pragma once
+
+#include "shimkeeper/util/error.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace shimkeeper::fetch {
+
+enum class UrlScheme { http, https, file, other };
+
+// The scheme of an absolute URL, case-insensitive; `other` when missing or unknown.
+UrlScheme scheme_of(std::string_view url);
+
+// The most redirects one attempt follows; one more is refused.
+inline constexpr int k_max_redirects = 5;
+
+// Accepts http://, https:// and file:// URLs; anything else is invalid input.
+util::Expected<void> check_initial_url(std::string_view url);
+
+// Accepts a redirect from `from` to `to`. `secure_so_far` is true once any earlier hop of the
+// chain was https. Refusals name both URLs and say why.
+util::Expected<void> check_redirect(std::string_view from, std::string_view to, bool secure_so_far);
+
+} // namespace shimkeeper::fetch
