@@ -1,0 +1,219 @@
+#include "shimkeeper/containerd/config_edit.hpp"
+
+#include "shimkeeper/containerd/edit_check.hpp"
+#include "shimkeeper/containerd/managed_block.hpp"
+#include "shimkeeper/containerd/toml_tree.hpp"
+
+#include <map>
+#include <set>
+
+namespace shimkeeper::containerd {
+
+namespace {
+
+using util::ErrorCode;
+
+std::string at_line(const std::string& label, std::size_t line) {
+    return label + ":" + std::to_string(line + 1);
+}
+
+bool inside_block(const std::vector<ManagedBlock>& blocks, std::size_t line) {
+    for (const auto& block : blocks) {
+        if (line >= block.first_line && line <= block.last_line) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The user's definitions of desired handlers, as lines to comment out on adoption.
+using AdoptedLines = std::map<std::size_t, std::string>; // line -> shim
+
+util::Expected<void> refuse_inline_parents(const std::vector<Statement>& statements,
+                                           const std::vector<ManagedBlock>& blocks,
+                                           const EditTarget& target) {
+    for (const auto& st : statements) {
+        if (inside_block(blocks, st.first_line)) {
+            continue;
+        }
+        bool parent_of_runtimes = starts_with(target.runtimes_path, st.path);
+        if (st.kind == StatementKind::key_value && parent_of_runtimes) {
+            return util::fail(ErrorCode::conflict,
+                              at_line(target.label, st.first_line) + ": " + render_path(st.path) +
+                                  " is written as an inline value; shimkeeper adds [" +
+                                  render_path(target.runtimes_path) +
+                                  ".<handler>] tables and never reformats your file: rewrite it "
+                                  "as [" +
+                                  render_path(st.path) + "] sections first");
+        }
+        if (st.kind == StatementKind::array_table &&
+            (parent_of_runtimes || starts_with(st.path, target.runtimes_path))) {
+            return util::fail(ErrorCode::conflict,
+                              at_line(target.label, st.first_line) + ": [[" + render_path(st.path) +
+                                  "]] makes containerd's runtimes an array of tables, which "
+                                  "containerd does not read; fix the file first");
+        }
+    }
+    return {};
+}
+
+// Finds user definitions of desired handlers: an error, or lines to adopt.
+util::Expected<AdoptedLines> find_user_handlers(const std::vector<Statement>& statements,
+                                                const std::vector<ManagedBlock>& blocks,
+                                                std::size_t line_count, const EditTarget& target,
+                                                const std::vector<DesiredRuntime>& desired) {
+    AdoptedLines adopted;
+    for (std::size_t s = 0; s < statements.size(); ++s) {
+        const Statement& st = statements[s];
+        if (inside_block(blocks, st.first_line)) {
+            continue;
+        }
+        for (const auto& runtime : desired) {
+            KeyPath handler_path = target.runtimes_path;
+            handler_path.push_back(runtime.handler);
+            if (!starts_with(st.path, handler_path)) {
+                continue;
+            }
+            if (!runtime.adopt) {
+                return util::fail(ErrorCode::conflict,
+                                  at_line(target.label, st.first_line) + ": runtime handler \"" +
+                                      runtime.handler +
+                                      "\" is already defined here, outside shimkeeper's blocks; "
+                                      "shimkeeper never overwrites it: remove it, pick another "
+                                      "handler for shim " +
+                                      runtime.shim_name +
+                                      ", or set adopt = true on that shim to take it over");
+            }
+            std::size_t last = st.last_line;
+            if (st.kind == StatementKind::table) {
+                // The whole section: up to the next header or managed block.
+                last = line_count - 1;
+                for (std::size_t n = s + 1; n < statements.size(); ++n) {
+                    if (statements[n].kind != StatementKind::key_value) {
+                        last = statements[n].first_line - 1;
+                        break;
+                    }
+                }
+                for (const auto& block : blocks) {
+                    if (block.first_line > st.first_line && block.first_line <= last) {
+                        last = block.first_line - 1;
+                    }
+                }
+            }
+            for (std::size_t line = st.first_line; line <= last; ++line) {
+                adopted.emplace(line, runtime.shim_name);
+            }
+        }
+    }
+    return adopted;
+}
+
+util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
+                                   const EditTarget& target) {
+    std::set<std::string> shims;
+    std::set<std::string> handlers;
+    for (const auto& runtime : desired) {
+        if (!shims.insert(runtime.shim_name).second || !handlers.insert(runtime.handler).second) {
+            return util::fail(ErrorCode::invalid_input,
+                              target.label + ": shim " + runtime.shim_name + " (handler \"" +
+                                  runtime.handler +
+                                  "\") is listed twice or shares its handler; give every shim "
+                                  "its own name and handler");
+        }
+        if (target.root_config != nullptr && !runtime.adopt) {
+            KeyPath handler_path = target.runtimes_path;
+            handler_path.push_back(runtime.handler);
+            if (const auto* node = find_node(*target.root_config, handler_path)) {
+                return util::fail(ErrorCode::conflict,
+                                  "the root config defines runtime handler \"" + runtime.handler +
+                                      "\" (line " + std::to_string(node->source().begin.line) +
+                                      "); shimkeeper never overrides it from " + target.label +
+                                      ": remove it, pick another handler for shim " +
+                                      runtime.shim_name + ", or set adopt = true on that shim");
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+util::Expected<std::string> edit_config_text(std::string_view before, const EditTarget& target,
+                                             const std::vector<DesiredRuntime>& desired) {
+    TRY(check_desired(desired, target));
+    const std::vector<std::string> lines = split_lines(before);
+    const std::string masked = join_lines(mask_lines(lines, target.masking));
+    const toml::table tree = TRY(parse_toml(masked, target.label));
+    const auto blocks = TRY(find_blocks(lines, target.label));
+    const auto statements = TRY(scan_statements(masked, target.label));
+    if (!desired.empty()) {
+        TRY(refuse_inline_parents(statements, blocks, target));
+    }
+    const AdoptedLines adopted =
+        TRY(find_user_handlers(statements, blocks, lines.size(), target, desired));
+
+    const toml::table& defaults = target.root_config != nullptr ? *target.root_config : tree;
+    const std::string eol = dominant_line_ending(lines);
+    std::map<std::string, const DesiredRuntime*> wanted;
+    std::vector<IntendedRuntime> intended;
+    std::map<std::string, std::vector<std::string>> rendered;
+    for (const auto& runtime : desired) {
+        wanted[runtime.shim_name] = &runtime;
+        IntendedRuntime entry{target.runtimes_path, {}};
+        entry.path.push_back(runtime.handler);
+        entry.value = runtime_table(runtime, target.pointing, defaults, target.runtimes_path);
+        rendered[runtime.shim_name] =
+            render_block(runtime.shim_name, runtime.digest, entry.path, entry.value, eol);
+        intended.push_back(std::move(entry));
+    }
+
+    std::vector<std::string> out;
+    std::set<std::string> placed;
+    std::size_t next_block = 0;
+    const std::string adopted_mark = "#shimkeeper:adopted:";
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (next_block < blocks.size() && i == blocks[next_block].first_line) {
+            const ManagedBlock& block = blocks[next_block++];
+            if (wanted.contains(block.shim) && placed.insert(block.shim).second) {
+                const auto& fresh = rendered[block.shim];
+                out.insert(out.end(), fresh.begin(), fresh.end());
+            }
+            i = block.last_line;
+            continue;
+        }
+        const std::string& line = lines[i];
+        if (auto it = adopted.find(i); it != adopted.end()) {
+            out.push_back(adopted_prefix(it->second) + line);
+            continue;
+        }
+        if (line.starts_with(adopted_mark)) {
+            // Restore the user's definition once the shim that adopted it is gone.
+            auto end = line.find("# ", adopted_mark.size());
+            if (end != std::string::npos &&
+                !wanted.contains(line.substr(adopted_mark.size(), end - adopted_mark.size()))) {
+                out.push_back(line.substr(end + 2));
+                continue;
+            }
+        }
+        out.push_back(line);
+    }
+    for (const auto& runtime : desired) {
+        if (placed.contains(runtime.shim_name)) {
+            continue;
+        }
+        if (!out.empty() && !out.back().ends_with('\n')) {
+            out.back() += eol;
+        }
+        const auto& fresh = rendered[runtime.shim_name];
+        out.insert(out.end(), fresh.begin(), fresh.end());
+    }
+
+    std::string after = join_lines(out);
+    if (after == before) {
+        return after;
+    }
+    TRY(check_edit(std::string(before), after, target.masking, intended, target.label));
+    return after;
+}
+
+} // namespace shimkeeper::containerd

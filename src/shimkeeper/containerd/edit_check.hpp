@@ -1,0 +1,30 @@
+// Checks an edit before anything is written: re-parses the result with toml++ and compares it
+// with what was meant, so that neither a bug nor a strange input file can produce a config that
+// holds more or less than the intended change.
+#pragma once
+
+#include "shimkeeper/containerd/toml_text.hpp"
+#include "shimkeeper/util/error.hpp"
+
+#include <string>
+#include <toml++/toml.h>
+#include <utility>
+#include <vector>
+
+namespace shimkeeper::containerd {
+
+// The user's own content: every managed block removed, every adopted line restored, and a
+// missing final line ending added.
+std::vector<std::string> user_lines(const std::vector<std::string>& lines);
+
+struct IntendedRuntime {
+    KeyPath path; // <runtimes>.<handler>
+    toml::table value;
+};
+
+// before/after are whole file texts; masking as for the edit.
+util::Expected<void> check_edit(const std::string& before, const std::string& after,
+                                Masking masking, const std::vector<IntendedRuntime>& intended,
+                                const std::string& label);
+
+} // namespace shimkeeper::containerd
