@@ -1,0 +1,66 @@
+#include "shimkeeper/daemon/schedule.hpp"
+
+#include "shimkeeper/daemon/backoff.hpp"
+
+#include <algorithm>
+
+namespace shimkeeper::daemon {
+
+const char* to_string(Trigger trigger) {
+    switch (trigger) {
+    case Trigger::startup:
+        return "startup";
+    case Trigger::change:
+        return "change";
+    case Trigger::retry:
+        return "retry";
+    case Trigger::drift:
+        return "drift check";
+    }
+    return "unknown";
+}
+
+void Schedule::on_change(Instant now) {
+    if (!m_first_change) {
+        m_first_change = now;
+    }
+    m_last_change = std::max(m_last_change, now);
+}
+
+void Schedule::on_outcome(bool ok, Instant now, std::chrono::milliseconds drift_delay) {
+    m_started = true;
+    m_first_change.reset();
+    if (ok) {
+        m_failures = 0;
+        m_not_before = now;
+    } else {
+        ++m_failures;
+        m_not_before =
+            now + backoff_delay(m_failures, m_policy.backoff_initial, m_policy.backoff_max);
+    }
+    m_drift_at = now + drift_delay;
+}
+
+Due Schedule::next() const {
+    if (!m_started) {
+        return {Instant{0}, Trigger::startup};
+    }
+    if (m_first_change) {
+        Instant quiet = m_last_change + m_policy.debounce;
+        Instant cap = *m_first_change + std::max(m_policy.max_debounce, m_policy.debounce);
+        return {std::max(std::min(quiet, cap), m_not_before), Trigger::change};
+    }
+    if (m_failures > 0) {
+        return {m_not_before, Trigger::retry};
+    }
+    return {m_drift_at, Trigger::drift};
+}
+
+std::optional<Instant> Schedule::retry_at() const {
+    if (m_failures == 0) {
+        return std::nullopt;
+    }
+    return m_not_before;
+}
+
+} // namespace shimkeeper::daemon
