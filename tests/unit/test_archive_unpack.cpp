@@ -1,0 +1,197 @@
+// unpack() on real archives made by the real tools (tar, gzip, xz, zstd, bzip2, zip) and on
+// bare executables; the limits are exercised with a real compression bomb.
+#include "shimkeeper/archive/unpack.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sys/stat.h>
+
+namespace shimkeeper::archive {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ArchiveUnpack : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string pattern = (fs::temp_directory_path() / "sk-archive-unpack-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+        fs::create_directories(m_dir / "src" / "bin");
+        fs::create_directory(m_dir / "dest");
+    }
+    void TearDown() override {
+        if (HasFailure()) {
+            std::cerr << "kept test directory " << m_dir << "\n";
+        } else {
+            fs::remove_all(m_dir);
+        }
+    }
+
+    // Runs a shell command in the test directory; the test fails if it does.
+    void sh(const std::string& command) {
+        std::string full = "cd '" + m_dir.string() + "' && " + command;
+        ASSERT_EQ(std::system(full.c_str()), 0) << full;
+    }
+
+    void write(const fs::path& relative, const std::string& content, fs::perms mode) {
+        std::ofstream(m_dir / relative) << content;
+        fs::permissions(m_dir / relative, mode);
+    }
+
+    // A typical shim release: the binary at the top, a licence, a nested helper.
+    void make_release_tree() {
+        write("src/containerd-shim-demo-v2", "#!/bin/sh\necho demo\n", fs::perms(0755));
+        write("src/LICENSE", "licence text\n", fs::perms(0644));
+        write("src/bin/helper", "#!/bin/sh\n", fs::perms(0750));
+    }
+
+    void expect_release_unpacked(const UnpackResult& result) {
+        EXPECT_TRUE(result.was_archive);
+        auto shim = dest() / "containerd-shim-demo-v2";
+        ASSERT_TRUE(fs::is_regular_file(shim));
+        EXPECT_EQ(fs::status(shim).permissions(), fs::perms(0755));
+        EXPECT_EQ(fs::file_size(shim), 20u);
+        EXPECT_EQ(fs::status(dest() / "LICENSE").permissions(), fs::perms(0644));
+        EXPECT_EQ(fs::status(dest() / "bin" / "helper").permissions(), fs::perms(0750));
+        bool listed = false;
+        for (const auto& file : result.files) {
+            if (file.path == "containerd-shim-demo-v2") {
+                listed = true;
+                EXPECT_TRUE(file.executable);
+                EXPECT_EQ(file.size, 20u);
+                EXPECT_EQ(file.kind, EntryKind::file);
+            }
+            if (file.path == "LICENSE") {
+                EXPECT_FALSE(file.executable);
+            }
+        }
+        EXPECT_TRUE(listed);
+    }
+
+    util::Expected<UnpackResult> unpack_file(const std::string& name,
+                                             const UnpackLimits& limits = {}) {
+        return unpack(m_dir / name, dest(), "containerd-shim-demo-v2", limits);
+    }
+
+    fs::path dest() const { return m_dir / "dest"; }
+
+    fs::path m_dir;
+};
+
+TEST_F(ArchiveUnpack, TarWithEveryCompression) {
+    make_release_tree();
+    const std::pair<std::string, std::string> formats[] = {
+        {"a.tar", ""},           {"a.tar.gz", "--gzip"},   {"a.tar.xz", "--xz"},
+        {"a.tar.zst", "--zstd"}, {"a.tar.bz2", "--bzip2"},
+    };
+    for (const auto& [name, flag] : formats) {
+        SCOPED_TRACE(name);
+        sh("tar -C src " + flag + " -cf " + name + " .");
+        auto result = unpack_file(name);
+        ASSERT_TRUE(result.has_value()) << result.error().message();
+        expect_release_unpacked(*result);
+        fs::remove_all(dest());
+        fs::create_directory(dest());
+    }
+}
+
+TEST_F(ArchiveUnpack, Zip) {
+    make_release_tree();
+    sh("cd src && zip -q -r ../a.zip .");
+    auto result = unpack_file("a.zip");
+    ASSERT_TRUE(result.has_value()) << result.error().message();
+    expect_release_unpacked(*result);
+}
+
+TEST_F(ArchiveUnpack, BareExecutableIsCopiedUnderTheBinaryName) {
+    sh("cp /bin/true shim-download");
+    auto result = unpack_file("shim-download");
+    ASSERT_TRUE(result.has_value()) << result.error().message();
+    EXPECT_FALSE(result->was_archive);
+    ASSERT_EQ(result->files.size(), 1u);
+    EXPECT_EQ(result->files[0].path, "containerd-shim-demo-v2");
+    EXPECT_EQ(result->files[0].size, fs::file_size("/bin/true"));
+    EXPECT_EQ(fs::status(dest() / "containerd-shim-demo-v2").permissions(), fs::perms(0755));
+    sh("cmp /bin/true dest/containerd-shim-demo-v2");
+}
+
+TEST_F(ArchiveUnpack, CompressedNonArchiveIsRefusedNotRunAsABinary) {
+    sh("gzip -c /bin/true > shim.gz");
+    auto result = unpack_file("shim.gz");
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error().code(), util::ErrorCode::archive);
+    EXPECT_NE(result.error().message().find("gzip-compressed"), std::string::npos)
+        << result.error().message();
+}
+
+TEST_F(ArchiveUnpack, EmptyDownloadIsRefused) {
+    sh(": > empty");
+    auto result = unpack_file("empty");
+    ASSERT_FALSE(result.has_value());
+    EXPECT_NE(result.error().message().find("is empty"), std::string::npos);
+}
+
+TEST_F(ArchiveUnpack, SetuidSetgidAndStickyBitsAreStripped) {
+    write("src/containerd-shim-demo-v2", "#!/bin/sh\n", fs::perms(0755));
+    sh("chmod 6755 src/containerd-shim-demo-v2 && mkdir src/d && chmod 1777 src/d");
+    sh("tar -C src -czf a.tar.gz .");
+    auto result = unpack_file("a.tar.gz");
+    ASSERT_TRUE(result.has_value()) << result.error().message();
+    struct stat info {};
+    ASSERT_EQ(::stat((dest() / "containerd-shim-demo-v2").c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 07777, 0755u);
+    ASSERT_EQ(::stat((dest() / "d").c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 07777, 0777u);
+}
+
+TEST_F(ArchiveUnpack, TooManyEntries) {
+    sh("for i in 1 2 3 4 5 6; do echo $i > src/f$i; done && tar -C src -cf a.tar .");
+    auto result = unpack_file("a.tar", UnpackLimits{.max_entries = 5});
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error().code(), util::ErrorCode::archive);
+    EXPECT_NE(result.error().message().find("more than the limit of 5 entries"), std::string::npos)
+        << result.error().message();
+}
+
+TEST_F(ArchiveUnpack, EntryLargerThanTheLimit) {
+    sh("head -c 2000000 /dev/zero > src/big && tar -C src -czf a.tar.gz big");
+    auto result = unpack_file("a.tar.gz", UnpackLimits{.max_entry_size = 1'000'000});
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error().code(), util::ErrorCode::archive);
+    EXPECT_NE(result.error().message().find("entry 'big'"), std::string::npos)
+        << result.error().message();
+}
+
+// A zip bomb's header may claim anything: the bytes actually decompressed are what count.
+TEST_F(ArchiveUnpack, CompressionBombStopsAtTheTotalLimit) {
+    sh("head -c 20000000 /dev/zero > src/zeros1 && cp src/zeros1 src/zeros2"
+       " && cd src && zip -q -9 ../bomb.zip zeros1 zeros2");
+    ASSERT_LT(fs::file_size(m_dir / "bomb.zip"), 200'000u);
+    auto result = unpack_file(
+        "bomb.zip", UnpackLimits{.max_entry_size = 30'000'000, .max_total_size = 30'000'000});
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error().code(), util::ErrorCode::archive);
+    EXPECT_NE(result.error().message().find("in total"), std::string::npos)
+        << result.error().message();
+    std::uintmax_t written = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(dest())) {
+        written += entry.is_regular_file() ? entry.file_size() : 0;
+    }
+    EXPECT_LE(written, 30'000'000u);
+}
+
+TEST_F(ArchiveUnpack, DestinationMustExist) {
+    make_release_tree();
+    sh("tar -C src -cf a.tar .");
+    auto result = unpack(m_dir / "a.tar", m_dir / "missing", "containerd-shim-demo-v2");
+    ASSERT_FALSE(result.has_value());
+    EXPECT_NE(result.error().message().find("missing"), std::string::npos);
+}
+
+} // namespace
+} // namespace shimkeeper::archive
