@@ -95,6 +95,10 @@ util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::s
         curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms),
         curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L),
         curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http"),
+        // Debian 12's libcurl 7.88.1 fails the second request on a reused HTTP/2 connection to
+        // containerd's Go gRPC server ("Error in the HTTP2 framing layer"), seen here with the
+        // curl tool too. A unix-socket connect costs well under a millisecond: connect per call.
+        curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L),
     };
     for (const CURLcode rc : setup) {
         if (rc != CURLE_OK) {

@@ -1,6 +1,7 @@
 // A unary gRPC client over a unix socket, built on libcurl's HTTP/2 (prior knowledge, no TLS).
 // Chosen over grpc++ for the daemon's idle memory: see bench/health_rss for the measurement.
-// One connection is kept open between calls and re-established by curl when containerd restarts.
+// Each call opens its own connection (see the .cpp for why), so a containerd restart between
+// calls needs no reconnect logic.
 #pragma once
 
 #include "shimkeeper/util/error.hpp"

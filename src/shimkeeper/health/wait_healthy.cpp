@@ -28,15 +28,10 @@ HealthReport wait_healthy(ContainerdClient& client, const HealthExpectation& exp
         const milliseconds call_timeout =
             std::clamp(remaining(), milliseconds{1}, backoff.max_call);
         const auto version = client.version(call_timeout);
-        HealthReport report;
-        if (!version) {
-            report =
-                evaluate(expectation, version, util::fail(util::ErrorCode::external, "not asked"));
-        } else {
-            report = evaluate(
-                expectation, version,
-                client.cri_status(std::clamp(remaining(), milliseconds{1}, backoff.max_call)));
-        }
+        const util::Expected<CriStatus> status =
+            version ? client.cri_status(std::clamp(remaining(), milliseconds{1}, backoff.max_call))
+                    : util::fail(util::ErrorCode::external, "not asked: Version failed");
+        HealthReport report = evaluate(expectation, version, status);
         if (report.healthy) {
             return report;
         }
