@@ -1,0 +1,119 @@
+// Garbage collection on a real store: what survives is what a rollback or a running shim needs.
+#include "shimkeeper/store/store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+namespace shimkeeper::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string digest(char c) {
+    return std::string(64, c);
+}
+
+class StoreGarbage : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string pattern = (fs::temp_directory_path() / "sk-gc-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+        m_root = pattern;
+        m_store.emplace(util::HostRoot(m_root), "/var/lib/shimkeeper");
+        ASSERT_TRUE(m_store->ensure_layout().has_value());
+    }
+    void TearDown() override {
+        if (HasFailure()) {
+            std::cerr << "kept test directory " << m_root << "\n";
+        } else {
+            fs::remove_all(m_root);
+        }
+    }
+
+    void add_artifact(const std::string& d) {
+        fs::path staging = m_store->tmp_dir() / ("staging-" + d.substr(0, 1));
+        fs::create_directories(staging);
+        std::ofstream(staging / "shim") << d;
+        fs::permissions(staging / "shim", fs::perms(0755));
+        ASSERT_TRUE(m_store->commit_artifact(staging, d).has_value());
+    }
+
+    // Generations 1..5, generation N using artifact digest('0' + N); `current` as given.
+    void write_generations(std::optional<int> current) {
+        StoreState state;
+        for (int n = 1; n <= 5; ++n) {
+            std::string d = digest(static_cast<char>('0' + n));
+            add_artifact(d);
+            InstalledShim shim;
+            shim.name = "demo";
+            shim.binary = "containerd-shim-demo-v2";
+            shim.binary_path = "shim";
+            shim.digest = d;
+            state.generations.push_back(Generation{n, "t" + std::to_string(n), {shim}});
+        }
+        state.current = current;
+        ASSERT_TRUE(m_store->save_state(state).has_value());
+    }
+
+    fs::path m_root;
+    std::optional<Store> m_store;
+};
+
+TEST_F(StoreGarbage, KeepsTheNewestGenerationsAndTheCurrentOne) {
+    write_generations(3);      // rolled back to 3 after 4 and 5 were made
+    add_artifact(digest('9')); // fetched, never installed
+    auto removed = m_store->collect_garbage(2);
+    ASSERT_TRUE(removed.has_value()) << removed.error().message();
+    EXPECT_EQ(*removed, (std::vector<std::string>{digest('1'), digest('2'), digest('9')}));
+    EXPECT_EQ(m_store->artifact_digests(),
+              (std::vector<std::string>{digest('3'), digest('4'), digest('5')}));
+
+    auto state = m_store->load_state();
+    ASSERT_TRUE(state.has_value());
+    std::vector<int> numbers;
+    for (const Generation& generation : state->generations) {
+        numbers.push_back(generation.number);
+    }
+    EXPECT_EQ(numbers, (std::vector<int>{3, 4, 5}));
+    EXPECT_EQ(state->current, 3);
+    // The doomed artifacts went through tmp/ and are gone from there too.
+    EXPECT_TRUE(fs::is_empty(m_store->tmp_dir()));
+}
+
+TEST_F(StoreGarbage, NeverRemovesWhatABinLinkPointsTo) {
+    write_generations(5);
+    ASSERT_TRUE(m_store->link_binary("containerd-shim-old-v2", digest('1'), "shim").has_value());
+    auto removed = m_store->collect_garbage(1);
+    ASSERT_TRUE(removed.has_value()) << removed.error().message();
+    EXPECT_EQ(*removed, (std::vector<std::string>{digest('2'), digest('3'), digest('4')}));
+    EXPECT_TRUE(m_store->has_artifact(digest('1')));
+    EXPECT_TRUE(m_store->has_artifact(digest('5')));
+    // The link holds the node path; below the test's root it still resolves to a file.
+    fs::path target = fs::read_symlink(m_store->bin_dir() / "containerd-shim-old-v2");
+    EXPECT_TRUE(fs::is_regular_file(m_root / target.relative_path()));
+}
+
+TEST_F(StoreGarbage, NothingToCollectLeavesStateAlone) {
+    write_generations(5);
+    auto before = fs::last_write_time(m_store->state_dir() / "state.json");
+    auto removed = m_store->collect_garbage(10);
+    ASSERT_TRUE(removed.has_value());
+    EXPECT_TRUE(removed->empty());
+    EXPECT_EQ(m_store->artifact_digests().size(), 5u);
+    EXPECT_EQ(fs::last_write_time(m_store->state_dir() / "state.json"), before);
+}
+
+TEST_F(StoreGarbage, CorruptStateStopsCollection) {
+    write_generations(5);
+    std::ofstream(m_store->state_dir() / "state.json") << "{";
+    auto removed = m_store->collect_garbage(1);
+    ASSERT_FALSE(removed.has_value());
+    EXPECT_EQ(m_store->artifact_digests().size(), 5u);
+}
+
+} // namespace
+} // namespace shimkeeper::store
