@@ -35,13 +35,16 @@ HealthReport wait_healthy(ContainerdClient& client, const HealthExpectation& exp
         if (report.healthy) {
             return report;
         }
-        const milliseconds left = remaining();
-        if (left <= milliseconds{0}) {
+        // Sleep, but leave the next attempt at least min_call to answer; when there is no room
+        // for that, stop here: a last call cut to a few milliseconds would only report its own
+        // timeout instead of what is really wrong.
+        const milliseconds wait = std::min(delay, remaining() - backoff.min_call);
+        if (wait <= milliseconds{0}) {
             report.reason += " (still so after " + std::to_string(attempts) + " checks in " +
                              std::to_string(timeout.count()) + " ms)";
             return report;
         }
-        pacer.sleep(std::min(delay, left));
+        pacer.sleep(wait);
         delay = std::min(delay * 2, backoff.max);
     }
 }

@@ -22,10 +22,12 @@ struct Backoff {
     std::chrono::milliseconds first{50};       // containerd 1.6 restarts to API-ready in ~70-80 ms
     std::chrono::milliseconds max{1'000};      // doubles up to this
     std::chrono::milliseconds max_call{5'000}; // one gRPC call never waits longer
+    std::chrono::milliseconds min_call{200};   // no attempt starts with less time than this
 };
 
 // Observes and evaluates until healthy or `timeout` has passed, and returns the last report:
-// its reason says what was still wrong when time ran out.
+// its reason says what was still wrong when time ran out. Never runs past the deadline: the
+// last attempt starts no later than min_call before it.
 HealthReport wait_healthy(ContainerdClient& client, const HealthExpectation& expectation,
                           std::chrono::milliseconds timeout, const Pacer& pacer = real_pacer(),
                           const Backoff& backoff = {});
