@@ -47,6 +47,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return at(rows - 1, cols - 1);
 }
 
+std::size_t common_prefix(std::string_view a, std::string_view b) {
+    std::size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) {
+        ++n;
+    }
+    return n;
+}
+
 } // namespace
 
 std::optional<std::string_view> closest_word(std::string_view word,
@@ -65,6 +73,19 @@ std::optional<std::string_view> closest_word(std::string_view word,
         if (distance <= limit && (!best || distance < best_distance)) {
             best = candidate;
             best_distance = distance;
+        }
+    }
+    if (best) {
+        return best;
+    }
+    // Failing that, a shared stem of four or more characters (retry -> retries); the longest
+    // stem wins.
+    std::size_t best_prefix = 3;
+    for (std::string_view candidate : candidates) {
+        const std::size_t prefix = common_prefix(folded_word, folded(candidate));
+        if (prefix > best_prefix) {
+            best = candidate;
+            best_prefix = prefix;
         }
     }
     return best;

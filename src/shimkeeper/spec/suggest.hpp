@@ -1,6 +1,7 @@
 // "did you mean ...?" for misspelt keys. A candidate is close when it differs only in case,
 // '_' or '-' (runtimeType, Runtime-Type -> runtime_type), or is within a small edit distance
-// counting an adjacent swap as one edit (sha265 -> sha256).
+// counting an adjacent swap as one edit (sha265 -> sha256), or failing both shares a stem of
+// four or more characters (retry -> retries).
 #pragma once
 
 #include <initializer_list>

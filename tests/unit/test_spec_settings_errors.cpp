@@ -1,0 +1,147 @@
+// One test per refusal of an agent table in shimkeeper.toml ([containerd], [systemd], [store],
+// [health], [fetch]); each asserts the message names file:line:column and the problem.
+#include "shimkeeper/spec/desired_state.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::spec {
+namespace {
+
+std::string error_of(const std::string& text) {
+    auto state = parse_desired_state_text(text, "shimkeeper.toml", "amd64", true);
+    if (state) {
+        ADD_FAILURE() << "accepted:\n" << text;
+        return {};
+    }
+    EXPECT_EQ(state.error().code(), util::ErrorCode::invalid_input);
+    return state.error().message();
+}
+
+TEST(SpecSettingsErrors, UnknownContainerdKeySuggestsClosest) {
+    EXPECT_EQ(error_of("[containerd]\nsockets = \"/run/c.sock\"\n"),
+              "shimkeeper.toml:2:1: unknown key 'sockets' in [containerd]; did you mean 'socket'?");
+}
+
+TEST(SpecSettingsErrors, UnknownTopLevelTableSuggestsClosest) {
+    EXPECT_EQ(error_of("[helth]\ntimeout = 3\n"),
+              "shimkeeper.toml:1:2: unknown key 'helth' in the top level of shimkeeper.toml; did "
+              "you mean 'health'?");
+}
+
+TEST(SpecSettingsErrors, AgentTableThatIsNotATable) {
+    EXPECT_EQ(error_of("containerd = \"/usr/bin/containerd\"\n"),
+              "shimkeeper.toml:1:14: 'containerd' must be a table: write [containerd]");
+}
+
+TEST(SpecSettingsErrors, UnknownFlavor) {
+    EXPECT_EQ(error_of("[containerd]\nflavor = \"docker\"\n"),
+              "shimkeeper.toml:2:10: 'flavor' in [containerd] is \"docker\"; it must be one of "
+              "containerd, k3s, rke2, microk8s, k0s (or left out to autodetect)");
+}
+
+TEST(SpecSettingsErrors, EmptyUnit) {
+    EXPECT_EQ(error_of("[containerd]\nunit = \"\"\n"),
+              "shimkeeper.toml:2:8: 'unit' in [containerd] is empty; remove the key to "
+              "autodetect it");
+}
+
+TEST(SpecSettingsErrors, RelativeConfigPath) {
+    EXPECT_EQ(error_of("[containerd]\nconfig_path = \"etc/containerd/config.toml\"\n"),
+              "shimkeeper.toml:2:15: 'config_path' in [containerd] must be an absolute path "
+              "(starting with '/') (got \"etc/containerd/config.toml\")");
+}
+
+TEST(SpecSettingsErrors, SocketOfWrongType) {
+    EXPECT_EQ(error_of("[containerd]\nsocket = 5\n"),
+              "shimkeeper.toml:2:10: 'socket' in [containerd] must be a string, not an integer");
+}
+
+TEST(SpecSettingsErrors, UnknownBus) {
+    EXPECT_EQ(error_of("[systemd]\nbus = \"session\"\n"),
+              "shimkeeper.toml:2:7: 'bus' in [systemd] is \"session\"; it must be \"system\" or "
+              "\"user\"");
+}
+
+TEST(SpecSettingsErrors, RelativeStoreDir) {
+    EXPECT_EQ(error_of("[store]\ndir = \"var/lib/shimkeeper\"\n"),
+              "shimkeeper.toml:2:7: 'dir' in [store] must be an absolute path (starting with '/') "
+              "(got \"var/lib/shimkeeper\")");
+}
+
+TEST(SpecSettingsErrors, KeepOfWrongType) {
+    EXPECT_EQ(error_of("[store]\nkeep = \"3\"\n"),
+              "shimkeeper.toml:2:8: 'keep' in [store] must be an integer, not a string");
+}
+
+TEST(SpecSettingsErrors, KeepBelowOne) {
+    EXPECT_EQ(error_of("[store]\nkeep = 0\n"),
+              "shimkeeper.toml:2:8: 'keep' in [store] must be at least 1 (the number of "
+              "generations kept for rollback), got 0");
+}
+
+TEST(SpecSettingsErrors, HealthTimeoutNotPositive) {
+    EXPECT_EQ(error_of("[health]\ntimeout = 0\n"),
+              "shimkeeper.toml:2:11: 'timeout' in [health] must be a number of seconds greater "
+              "than 0");
+    EXPECT_EQ(error_of("[health]\ntimeout = -1.5\n"),
+              "shimkeeper.toml:2:11: 'timeout' in [health] must be a number of seconds greater "
+              "than 0");
+}
+
+TEST(SpecSettingsErrors, HealthTimeoutAsString) {
+    EXPECT_EQ(error_of("[health]\ntimeout = \"30s\"\n"),
+              "shimkeeper.toml:2:11: 'timeout' in [health] must be a number of seconds (e.g. 30 "
+              "or 2.5), not a string");
+}
+
+TEST(SpecSettingsErrors, HealthTimeoutNotFinite) {
+    EXPECT_NE(error_of("[health]\ntimeout = inf\n").find("greater than 0"), std::string::npos);
+    EXPECT_NE(error_of("[health]\ntimeout = nan\n").find("greater than 0"), std::string::npos);
+}
+
+TEST(SpecSettingsErrors, FetchTimeoutsNotPositive) {
+    for (std::string key : {"connect_timeout", "stall_timeout", "total_timeout"}) {
+        EXPECT_EQ(error_of("[fetch]\n" + key + " = 0\n"),
+                  "shimkeeper.toml:2:" + std::to_string(key.size() + 4) + ": '" + key +
+                      "' in [fetch] must be a number of seconds greater than 0");
+    }
+}
+
+TEST(SpecSettingsErrors, RetriesOutOfRange) {
+    EXPECT_EQ(error_of("[fetch]\nretries = 11\n"),
+              "shimkeeper.toml:2:11: 'retries' in [fetch] must be between 0 and 10, got 11");
+    EXPECT_EQ(error_of("[fetch]\nretries = -1\n"),
+              "shimkeeper.toml:2:11: 'retries' in [fetch] must be between 0 and 10, got -1");
+}
+
+TEST(SpecSettingsErrors, MaxSizeNotPositive) {
+    EXPECT_EQ(error_of("[fetch]\nmax_size = 0\n"),
+              "shimkeeper.toml:2:12: 'max_size' in [fetch] must be a number of bytes greater "
+              "than 0, got 0");
+}
+
+TEST(SpecSettingsErrors, MaxSizeAsFloat) {
+    EXPECT_EQ(error_of("[fetch]\nmax_size = 1.5\n"),
+              "shimkeeper.toml:2:12: 'max_size' in [fetch] must be an integer, not a "
+              "floating-point number");
+}
+
+TEST(SpecSettingsErrors, RelativeCaBundle) {
+    EXPECT_EQ(error_of("[fetch]\nca_bundle = \"ca.pem\"\n"),
+              "shimkeeper.toml:2:13: 'ca_bundle' in [fetch] must be an absolute path (starting "
+              "with '/') (got \"ca.pem\")");
+}
+
+TEST(SpecSettingsErrors, ShimSourceInAgentFetchPointsAtShimFetch) {
+    EXPECT_EQ(error_of("[fetch]\nretries = 1\nurl = \"https://example.org/x.tar.gz\"\n"),
+              "shimkeeper.toml:3:7: unknown key 'url' in [fetch], which holds download settings; "
+              "a shim's source goes in [shim.fetch] after its [[shim]]");
+}
+
+TEST(SpecSettingsErrors, UnknownFetchSettingSuggestsClosest) {
+    EXPECT_EQ(error_of("[fetch]\nretry = 2\n"),
+              "shimkeeper.toml:2:1: unknown key 'retry' in [fetch]; did you mean 'retries'?");
+}
+
+} // namespace
+} // namespace shimkeeper::spec
