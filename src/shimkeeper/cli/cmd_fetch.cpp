@@ -1,0 +1,68 @@
+// `shimkeeper fetch`: download, verify and unpack every desired shim into the store.
+// Touches neither containerd nor its config, nor bin/ nor the generation state.
+#include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/fetch/curl_downloader.hpp"
+#include "shimkeeper/reconcile/stage.hpp"
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace shimkeeper::cli {
+
+namespace {
+
+util::Expected<int> fetch_all(Context& ctx) {
+    fetch::CurlDownloader downloader(ctx.output == OutputFormat::json
+                                         ? fetch::ProgressStyle::none
+                                         : fetch::progress_style_for_stderr());
+    reconcile::StageOptions stage_options;
+    stage_options.fetch = ctx.desired.settings.fetch;
+
+    nlohmann::json results = nlohmann::json::array();
+    int failures = 0;
+    int exit_code = 0;
+    for (const spec::ShimSpec& shim : ctx.desired.shims) {
+        auto staged = reconcile::stage_shim(shim, ctx.store, downloader, stage_options, ctx.log);
+        if (!staged) {
+            ++failures;
+            exit_code = std::max(exit_code, staged.error().exit_code());
+            ctx.log.error(staged.error().message());
+            results.push_back(
+                {{"name", shim.name}, {"ok", false}, {"error", staged.error().message()}});
+            continue;
+        }
+        results.push_back({{"name", shim.name},
+                           {"ok", true},
+                           {"digest", staged->digest},
+                           {"binary", staged->binary_path},
+                           {"downloaded", staged->downloaded},
+                           {"bytes", staged->size}});
+        if (ctx.output == OutputFormat::text) {
+            std::cout << shim.name << ": " << short_digest(staged->digest) << " "
+                      << (staged->downloaded ? "fetched (" + human_size(staged->size) + ")"
+                                             : std::string("already in the store, no download"))
+                      << " -> " << ctx.store.artifact_dir(staged->digest).string() << "\n";
+        }
+    }
+    if (ctx.output == OutputFormat::json) {
+        std::cout << nlohmann::json{{"shims", results}, {"failed", failures}}.dump(2) << "\n";
+    } else if (ctx.desired.shims.empty()) {
+        std::cout << "No shims are declared: nothing to fetch.\n";
+    } else if (failures > 0) {
+        std::cout << failures << " of " << ctx.desired.shims.size()
+                  << " shims could not be fetched; the store holds only complete artifacts.\n";
+    }
+    return exit_code;
+}
+
+} // namespace
+
+void add_fetch_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
+    auto* cmd = app.add_subcommand("fetch",
+                                   "download, verify and unpack every desired shim into the store; "
+                                   "touches neither containerd nor its config");
+    cmd->callback([&options, &exit_code] { exit_code = run_with_context(options, fetch_all); });
+}
+
+} // namespace shimkeeper::cli

@@ -1,0 +1,122 @@
+// `shimkeeper status`: what the store holds, the generations, which one is current.
+#include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/format.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace shimkeeper::cli {
+
+namespace {
+
+std::uint64_t directory_size(const std::filesystem::path& dir) {
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file(ec)) {
+            total += it->file_size(ec);
+        }
+    }
+    return total;
+}
+
+nlohmann::json shim_json(const store::InstalledShim& s) {
+    return {{"name", s.name},     {"handler", s.handler}, {"runtime_type", s.runtime_type},
+            {"binary", s.binary}, {"version", s.version}, {"digest", s.digest},
+            {"url", s.url}};
+}
+
+// Which shims of which generations use a digest: "demo (gen 3, 4)".
+std::vector<std::string> users_of(const store::StoreState& state, const std::string& digest) {
+    std::vector<std::string> users;
+    for (const auto& gen : state.generations) {
+        for (const auto& shim : gen.shims) {
+            if (shim.digest == digest) {
+                users.push_back(shim.name + "@" + std::to_string(gen.number));
+            }
+        }
+    }
+    return users;
+}
+
+util::Expected<int> show_status(Context& ctx) {
+    auto state = TRY(ctx.store.load_state());
+    const store::Generation* current = state.current_generation();
+
+    nlohmann::json artifacts = nlohmann::json::array();
+    for (const std::string& digest : ctx.store.artifact_digests()) {
+        artifacts.push_back({{"digest", digest},
+                             {"bytes", directory_size(ctx.store.artifact_dir(digest))},
+                             {"used_by", users_of(state, digest)}});
+    }
+    nlohmann::json generations = nlohmann::json::array();
+    for (const auto& gen : state.generations) {
+        nlohmann::json shims = nlohmann::json::array();
+        for (const auto& shim : gen.shims) {
+            shims.push_back(shim_json(shim));
+        }
+        generations.push_back({{"number", gen.number},
+                               {"created", gen.created},
+                               {"current", current == &gen},
+                               {"shims", shims}});
+    }
+    nlohmann::json desired = nlohmann::json::array();
+    for (const auto& shim : ctx.desired.shims) {
+        desired.push_back({{"name", shim.name},
+                           {"handler", shim.handler},
+                           {"version", shim.version},
+                           {"source", shim.location.to_string()}});
+    }
+
+    if (ctx.output == OutputFormat::json) {
+        nlohmann::json out{
+            {"store", ctx.store.artifact_dir("").parent_path().parent_path().string()},
+            {"artifacts", artifacts},
+            {"generations", generations},
+            {"current_generation",
+             current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
+            {"desired", desired}};
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+
+    std::cout << "Desired shims: " << ctx.desired.shims.size() << " (from "
+              << ctx.desired.files.size() << " file(s))\n";
+    for (const auto& shim : ctx.desired.shims) {
+        std::cout << "  " << shim.name << "  handler " << shim.handler << "  "
+                  << (shim.version.empty() ? "" : shim.version + "  ") << shim.location.to_string()
+                  << "\n";
+    }
+    if (current) {
+        std::cout << "Current generation: " << current->number << " (" << current->created << ")\n";
+        for (const auto& shim : current->shims) {
+            std::cout << "  " << shim.name << "  handler " << shim.handler << "  " << shim.version
+                      << "  " << short_digest(shim.digest) << "\n";
+        }
+    } else {
+        std::cout << "Current generation: none (nothing installed yet)\n";
+    }
+    std::cout << "Store artifacts: " << artifacts.size() << "\n";
+    for (const auto& a : artifacts) {
+        auto users = a["used_by"].get<std::vector<std::string>>();
+        std::string used;
+        for (const auto& u : users) {
+            used += (used.empty() ? "" : ", ") + u;
+        }
+        std::cout << "  " << short_digest(a["digest"].get<std::string>()) << "  "
+                  << human_size(a["bytes"].get<std::uint64_t>()) << "  "
+                  << (users.empty() ? "staged, not installed" : "used by " + used) << "\n";
+    }
+    return 0;
+}
+
+} // namespace
+
+void add_status_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
+    auto* cmd = app.add_subcommand("status", "installed shims, generations and the store");
+    cmd->callback([&options, &exit_code] { exit_code = run_with_context(options, show_status); });
+}
+
+} // namespace shimkeeper::cli

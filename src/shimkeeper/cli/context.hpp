@@ -1,0 +1,38 @@
+// What every command starts from: the global options, the node root, the loaded desired state
+// and the store it points at.
+#pragma once
+
+#include "shimkeeper/spec/architecture.hpp"
+#include "shimkeeper/spec/desired_state.hpp"
+#include "shimkeeper/store/store.hpp"
+#include "shimkeeper/util/error.hpp"
+#include "shimkeeper/util/host_root.hpp"
+#include "shimkeeper/util/log.hpp"
+
+#include <string>
+
+namespace shimkeeper::cli {
+
+enum class OutputFormat { text, json };
+
+struct GlobalOptions {
+    std::string config; // -c: empty means <root>/etc/shimkeeper/shimkeeper.toml
+    std::string root;   // --root: empty means the real node
+    std::string output = "text";
+    std::string log_level = "info";
+};
+
+inline constexpr const char* k_default_agent_config = "/etc/shimkeeper/shimkeeper.toml";
+
+struct Context {
+    util::HostRoot root;
+    util::Log log;
+    OutputFormat output = OutputFormat::text;
+    spec::DesiredState desired;
+    store::Store store;
+};
+
+// Loads the desired state and opens the store; errors are bad input (exit 2) or I/O (exit 1).
+util::Expected<Context> make_context(const GlobalOptions& options);
+
+} // namespace shimkeeper::cli

@@ -1,0 +1,122 @@
+#include "shimkeeper/reconcile/stage.hpp"
+
+#include "shimkeeper/archive/unpack.hpp"
+#include "shimkeeper/store/locate_binary.hpp"
+#include "shimkeeper/store/preflight.hpp"
+#include "shimkeeper/util/fs.hpp"
+
+namespace shimkeeper::reconcile {
+
+namespace {
+
+// Removes a tmp/ path when the scope ends, whatever happened.
+class TmpGuard {
+public:
+    explicit TmpGuard(std::filesystem::path path) : m_path(std::move(path)) {}
+    TmpGuard(const TmpGuard&) = delete;
+    TmpGuard& operator=(const TmpGuard&) = delete;
+    ~TmpGuard() {
+        if (!m_path.empty()) {
+            (void)util::remove_all(m_path);
+        }
+    }
+
+private:
+    std::filesystem::path m_path;
+};
+
+util::Expected<std::string> find_binary_in_store(const store::Store& store,
+                                                 const spec::ShimSpec& shim,
+                                                 const std::string& digest) {
+    // Describe the stored files the way unpack() would, so the same lookup rules apply.
+    const std::filesystem::path dir = store.artifact_dir(digest);
+    archive::UnpackResult listing;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file(ec)) {
+            auto perms = it->status(ec).permissions();
+            archive::UnpackedFile file;
+            file.path = it->path().lexically_relative(dir).string();
+            file.size = it->file_size(ec);
+            file.executable =
+                (perms & std::filesystem::perms::owner_exec) != std::filesystem::perms::none;
+            listing.files.push_back(std::move(file));
+        }
+    }
+    auto found = store::locate_binary(listing, dir, shim.binary);
+    if (!found) {
+        return std::unexpected(
+            std::move(found.error())
+                .with_context("shim '" + shim.name + "': stored artifact sha256:" + digest));
+    }
+    return *found;
+}
+
+} // namespace
+
+util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim, const store::Store& store,
+                                          fetch::Downloader& downloader,
+                                          const StageOptions& options, const util::Log& log) {
+    TRY(store.ensure_layout());
+    const std::string context = "shim '" + shim.name + "' (" + shim.location.to_string() + ")";
+
+    // Content-addressed cache: a known digest already in the store costs no request at all.
+    if (shim.fetch.sha256 && store.has_artifact(*shim.fetch.sha256)) {
+        StagedArtifact staged;
+        staged.digest = *shim.fetch.sha256;
+        staged.binary_path = TRY(find_binary_in_store(store, shim, staged.digest));
+        log.debug(shim.name + ": sha256:" + staged.digest + " already in the store");
+        return staged;
+    }
+
+    fetch::DownloadRequest request;
+    request.url = shim.fetch.url;
+    request.expected_sha256 = shim.fetch.sha256;
+    request.settings = options.fetch;
+    request.label = shim.name;
+    auto download = downloader.download(request, store.tmp_dir());
+    if (!download) {
+        return std::unexpected(std::move(download.error()).with_context(context));
+    }
+    TmpGuard download_guard(download->file);
+    if (!shim.fetch.sha256) {
+        log.warning(shim.name + ": allow_unverified is set; downloaded artifact has sha256:" +
+                    download->sha256 + " (pin it in the spec)");
+    }
+
+    StagedArtifact staged;
+    staged.digest = download->sha256;
+    staged.downloaded = true;
+    staged.size = download->size;
+    if (store.has_artifact(staged.digest)) { // unverified shim whose content we already hold
+        staged.binary_path = TRY(find_binary_in_store(store, shim, staged.digest));
+        return staged;
+    }
+
+    auto staging = TRY(util::make_temp_dir(store.tmp_dir(), "stage-"));
+    TmpGuard staging_guard(staging);
+    auto unpacked = archive::unpack(download->file, staging, shim.binary);
+    if (!unpacked) {
+        return std::unexpected(
+            std::move(unpacked.error()).with_context(context + ", " + request.url));
+    }
+    auto binary_path = store::locate_binary(*unpacked, staging, shim.binary);
+    if (!binary_path) {
+        return std::unexpected(std::move(binary_path.error()).with_context(context));
+    }
+    staged.binary_path = *binary_path;
+
+    auto preflight = store::preflight(staging / staged.binary_path, options.preflight_timeout);
+    if (!preflight) {
+        return std::unexpected(std::move(preflight.error()).with_context(context));
+    }
+    if (preflight->exit_status != 0) {
+        log.warning(shim.name + ": '" + shim.binary + " -v' exited with status " +
+                    std::to_string(preflight->exit_status) + " (continuing: it did execute)");
+    }
+    TRY(store.commit_artifact(staging, staged.digest));
+    return staged;
+}
+
+} // namespace shimkeeper::reconcile
