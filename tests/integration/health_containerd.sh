@@ -40,17 +40,20 @@ cat >>"$T/config.toml" <<TOML
   runtime_path = "$SHIM_PATH"
 TOML
 
-containerd --config "$T/config.toml" >"$T/containerd.log" 2>&1 &
-CONTAINERD_PID=$!
-sk_track "$CONTAINERD_PID"
-
-# Wait until Version answers (containerd serves within a second; allow for a loaded machine).
-deadline=$((SECONDS + 30))
-until "$CRI" --socket "$SOCK" version >/dev/null 2>&1; do
-    kill -0 "$CONTAINERD_PID" 2>/dev/null || { cat "$T/containerd.log" >&2; fail "containerd exited"; }
-    ((SECONDS < deadline)) || { tail -20 "$T/containerd.log" >&2; fail "containerd did not answer in 30 s"; }
-    sleep 0.05
-done
+# start_containerd CONFIG: runs containerd in the background and waits until Version answers
+# (it serves within a second; the deadline allows for a loaded machine).
+start_containerd() {
+    containerd --config "$1" >"$T/containerd.log" 2>&1 &
+    CONTAINERD_PID=$!
+    sk_track "$CONTAINERD_PID"
+    local deadline=$((SECONDS + 30))
+    until "$CRI" --socket "$SOCK" version >/dev/null 2>&1; do
+        kill -0 "$CONTAINERD_PID" 2>/dev/null || { cat "$T/containerd.log" >&2; fail "containerd exited"; }
+        ((SECONDS < deadline)) || { tail -20 "$T/containerd.log" >&2; fail "containerd did not answer in 30 s"; }
+        sleep 0.05
+    done
+}
+start_containerd "$T/config.toml"
 
 # 1. Version answers with the version the binary reports (e.g. "1.6.20~ds1").
 expected_version="$(containerd --version | awk '{print $3}')"
@@ -71,9 +74,9 @@ expect_exit 0 "$CRI" --socket "$SOCK" wait-healthy --timeout 10000 \
 expect_output_contains "healthy: containerd $expected_version healthy"
 
 # ... and names the first thing that is wrong when it does not, within its timeout.
-expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 300 --handler "hkabs=/opt/elsewhere/shim"
+expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 3000 --handler "hkabs=/opt/elsewhere/shim"
 expect_output_contains "runtime handler \"hkabs\" runs $SHIM_ABS, expected /opt/elsewhere/shim"
-expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 300 --keep spin
+expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 3000 --keep spin
 expect_output_contains "runtime handler \"spin\" was registered before the change and is gone"
 
 # 4. With containerd gone, both calls fail naming the socket, and health says why.
@@ -81,7 +84,19 @@ kill "$CONTAINERD_PID"
 wait "$CONTAINERD_PID" || true
 expect_exit 1 "$CRI" --socket "$SOCK" version
 expect_output_contains "$SOCK"
-expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 300 --keep runc
+expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 3000 --keep runc
 expect_output_contains "unhealthy: containerd does not answer Version"
+
+# 5. containerd up without its CRI plugin (what a CRI config error leads to): Version answers,
+#    CRI Status does not, and the health check says so.
+sed 's|^disabled_plugins = \[\]|disabled_plugins = ["io.containerd.grpc.v1.cri"]|' \
+    "$T/config.toml" >"$T/no-cri.toml"
+grep -q '^disabled_plugins = \["io.containerd.grpc.v1.cri"\]' "$T/no-cri.toml" || fail "could not disable CRI"
+start_containerd "$T/no-cri.toml"
+expect_exit 1 "$CRI" --socket "$SOCK" status
+expect_output_contains "UNIMPLEMENTED"
+expect_output_contains "the CRI plugin did not start"
+expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 3000
+expect_output_contains "unhealthy: containerd $expected_version does not answer CRI Status"
 
 echo "PASS"

@@ -116,7 +116,12 @@ util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::s
         return util::fail(util::ErrorCode::external, where + ": response larger than " +
                                                          std::to_string(k_max_response) + " bytes");
     }
-    if (rc != CURLE_OK) {
+    const std::optional<GrpcStatus> status = find_grpc_status(exchange.header_lines);
+    // A failed call may come as a trailers-only answer that ends the stream before our request
+    // is read; Debian's curl 7.88 then sometimes also reports a stream error (seen with
+    // containerd's UNIMPLEMENTED). The server's status is final: it wins over curl's error.
+    const bool server_failed_call = status && status->code != 0;
+    if (rc != CURLE_OK && !server_failed_call) {
         return util::fail(util::ErrorCode::network,
                           where + ": " + curl_easy_strerror(rc) +
                               " (is containerd running, and is [containerd] socket its address?)");
@@ -128,12 +133,11 @@ util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::s
                                                          std::to_string(http_status) +
                                                          ", not a gRPC server answering");
     }
-    const std::optional<GrpcStatus> status = find_grpc_status(exchange.header_lines);
     if (!status) {
         return util::fail(util::ErrorCode::external,
                           where + ": the answer carries no grpc-status trailer");
     }
-    if (status->code != 0) {
+    if (server_failed_call) {
         return util::fail(util::ErrorCode::external, where + ": " + grpc_code_name(status->code) +
                                                          ": " + status->message +
                                                          hint_for(status->code));
