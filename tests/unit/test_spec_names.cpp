@@ -14,6 +14,7 @@ TEST(SpecNames, ValidNames) {
          {"a", "0", "spin", "spin-v2", "wasm.edge_1", "a-b.c_d", "kata-qemu"}) {
         EXPECT_TRUE(is_valid_name(name)) << name;
     }
+    EXPECT_TRUE(is_valid_name(std::string(63, 'z')));
 }
 
 TEST(SpecNames, InvalidNames) {
@@ -21,6 +22,7 @@ TEST(SpecNames, InvalidNames) {
                                   "spin/v2", "spin:v2", "spïn", "a\n"}) {
         EXPECT_FALSE(is_valid_name(name)) << name;
     }
+    EXPECT_FALSE(is_valid_name(std::string(64, 'z')));
 }
 
 TEST(SpecNames, DefaultBinaryFollowsContainerdNaming) {
