@@ -161,6 +161,15 @@ TEST_F(SpecLoad, MissingAgentConfigGivenWithDashCIsAnError) {
                   "to use the default location");
 }
 
+TEST_F(SpecLoad, UnreadableAgentConfigIsAnIoErrorEvenWhenOptional) {
+    fs::create_directories(m_dir / "shimkeeper.toml");
+    auto state = load_desired_state(m_request);
+    ASSERT_FALSE(state);
+    EXPECT_EQ(state.error().code(), util::ErrorCode::io);
+    EXPECT_TRUE(state.error().message().starts_with("cannot read " + path("shimkeeper.toml")))
+        << state.error().message();
+}
+
 TEST_F(SpecLoad, ReadsAgentFileThenDropInsInLexicalOrder) {
     write("shimkeeper.toml", "[store]\nkeep = 3\n" + shim_toml("agent", "agent"));
     write("shims.d/20-b.toml", shim_toml("bbb", "bbb"));

@@ -75,8 +75,9 @@ TEST(SpecSettingsErrors, KeepOfWrongType) {
 
 TEST(SpecSettingsErrors, KeepBelowOne) {
     EXPECT_EQ(error_of("[store]\nkeep = 0\n"),
-              "shimkeeper.toml:2:8: 'keep' in [store] must be at least 1 (the number of "
+              "shimkeeper.toml:2:8: 'keep' in [store] must be between 1 and 1000 (the number of "
               "generations kept for rollback), got 0");
+    EXPECT_NE(error_of("[store]\nkeep = 9999999999\n").find("got 9999999999"), std::string::npos);
 }
 
 TEST(SpecSettingsErrors, HealthTimeoutNotPositive) {

@@ -49,11 +49,19 @@ util::Expected<void> add_shim(DesiredState& state, ShimSpec shim) {
 // and package-manager leftovers. An absent directory holds no drop-ins.
 util::Expected<std::vector<fs::path>> list_drop_ins(const fs::path& dir) {
     std::vector<fs::path> files;
-    std::error_code ec;
-    if (dir.empty() || !fs::exists(dir, ec)) {
+    if (dir.empty()) {
         return files;
     }
-    if (!fs::is_directory(dir, ec)) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(dir, ec);
+    if (status.type() == fs::file_type::not_found) {
+        return files;
+    }
+    if (ec) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot inspect " + dir.string(), ec.value()));
+    }
+    if (!fs::is_directory(status)) {
         return util::fail(util::ErrorCode::invalid_input,
                           dir.string() + " is not a directory; shims.d must be a directory of "
                                          "*.toml drop-ins");
@@ -81,13 +89,10 @@ util::Expected<std::vector<fs::path>> list_drop_ins(const fs::path& dir) {
     return files;
 }
 
-util::Expected<void> load_file(DesiredState& state, const fs::path& path, const std::string& arch,
-                               bool allow_settings) {
+// A shims.d drop-in: its shims join those already loaded, names and handlers still unique.
+util::Expected<void> load_file(DesiredState& state, const fs::path& path, const std::string& arch) {
     std::string text = TRY(util::read_file(path));
-    DesiredState parsed = TRY(parse_desired_state_text(text, path.string(), arch, allow_settings));
-    if (allow_settings) {
-        state.settings = parsed.settings;
-    }
+    DesiredState parsed = TRY(parse_desired_state_text(text, path.string(), arch, false));
     for (ShimSpec& shim : parsed.shims) {
         TRY(add_shim(state, std::move(shim)));
     }
@@ -140,18 +145,24 @@ util::Expected<DesiredState> parse_desired_state_text(std::string_view text,
 
 util::Expected<DesiredState> load_desired_state(const LoadRequest& request) {
     DesiredState state;
-    std::error_code ec;
-    const bool agent_exists = !request.agent_config.empty() && fs::exists(request.agent_config, ec);
-    if (agent_exists) {
-        TRY(load_file(state, request.agent_config, request.arch, true));
-    } else if (request.agent_config_required) {
+    if (!request.agent_config.empty()) {
+        auto text = util::read_file(request.agent_config);
+        if (text) {
+            DesiredState parsed = TRY(
+                parse_desired_state_text(*text, request.agent_config.string(), request.arch, true));
+            state = std::move(parsed);
+        } else if (text.error().code() != util::ErrorCode::not_found) {
+            return std::unexpected(std::move(text).error());
+        }
+    }
+    if (state.files.empty() && request.agent_config_required) {
         return util::fail(util::ErrorCode::invalid_input,
                           "agent config " + request.agent_config.string() +
                               " does not exist (it was given with -c/--config); create it, or "
                               "leave out -c to use the default location");
     }
     for (const fs::path& drop_in : TRY(list_drop_ins(request.shims_dir))) {
-        TRY(load_file(state, drop_in, request.arch, false));
+        TRY(load_file(state, drop_in, request.arch));
     }
     return state;
 }

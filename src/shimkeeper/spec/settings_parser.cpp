@@ -3,7 +3,6 @@
 #include "shimkeeper/spec/grammar.hpp"
 #include "shimkeeper/spec/table_reader.hpp"
 
-#include <climits>
 #include <optional>
 
 namespace shimkeeper::spec {
@@ -11,6 +10,7 @@ namespace shimkeeper::spec {
 namespace {
 
 constexpr std::int64_t k_max_retries = 10;
+constexpr std::int64_t k_max_keep = 1000;
 
 // A string setting that names something on the node: not empty, no control characters.
 util::Expected<std::optional<std::string>> read_setting(const TableReader& table,
@@ -77,9 +77,9 @@ util::Expected<void> parse_store(const TableReader& table, StoreSettings& out) {
         out.dir = std::move(*dir);
     }
     if (auto keep = TRY(table.integer("keep"))) {
-        if (*keep < 1 || *keep > INT_MAX) {
-            return table.fail_key("keep", "must be at least 1 (the number of generations kept "
-                                          "for rollback), got " +
+        if (*keep < 1 || *keep > k_max_keep) {
+            return table.fail_key("keep", "must be between 1 and 1000 (the number of "
+                                          "generations kept for rollback), got " +
                                               std::to_string(*keep));
         }
         out.keep_generations = static_cast<int>(*keep);
