@@ -24,8 +24,7 @@ TEST(SpecSettingsErrors, UnknownContainerdKeySuggestsClosest) {
 
 TEST(SpecSettingsErrors, UnknownTopLevelTableSuggestsClosest) {
     EXPECT_EQ(error_of("[helth]\ntimeout = 3\n"),
-              "shimkeeper.toml:1:2: unknown key 'helth' in the top level of shimkeeper.toml; did "
-              "you mean 'health'?");
+              "shimkeeper.toml:1:2: unknown key 'helth' in the top level; did you mean 'health'?");
 }
 
 TEST(SpecSettingsErrors, AgentTableThatIsNotATable) {

@@ -87,7 +87,7 @@ TEST(SpecShimErrors, FirstUnknownKeyInTheFileIsReported) {
 
 TEST(SpecShimErrors, UnknownTopLevelKeySuggestsShim) {
     EXPECT_EQ(error_of("[[shims]]\nname = \"x\"\n"),
-              "f.toml:1:3: unknown key 'shims' in the top level of f.toml; did you mean 'shim'?");
+              "f.toml:1:3: unknown key 'shims' in the top level; did you mean 'shim'?");
 }
 
 TEST(SpecShimErrors, ShimAsPlainTableIsRefused) {

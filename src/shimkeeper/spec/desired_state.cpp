@@ -107,7 +107,7 @@ util::Expected<DesiredState> parse_desired_state_text(std::string_view text,
                                                       const std::string& arch,
                                                       bool allow_settings) {
     const toml::table root = TRY(parse_toml(text, file_name));
-    TableReader top(root, "the top level of " + file_name, file_name);
+    TableReader top(root, "the top level", file_name);
 
     if (!allow_settings) {
         for (std::string_view key : k_agent_tables) {
