@@ -1,0 +1,147 @@
+// What the config edit refuses, and how it says so: a user's handler, inline or dotted runtimes,
+// broken markers, invalid TOML. Each error names the file and line to change.
+#include "shimkeeper/containerd/config_edit.hpp"
+#include "shimkeeper/containerd/config_facts.hpp"
+#include "shimkeeper/containerd/managed_block.hpp"
+#include "shimkeeper/util/fs.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sc = shimkeeper::containerd;
+namespace fs = std::filesystem;
+
+namespace {
+
+testing::AssertionResult contains(const std::string& text, const std::string& part) {
+    if (text.find(part) != std::string::npos) {
+        return testing::AssertionSuccess();
+    }
+    return testing::AssertionFailure() << "\"" << part << "\" not in: " << text;
+}
+
+const fs::path k_inputs =
+    fs::path(__FILE__).parent_path().parent_path() / "fixtures/containerd/input";
+
+std::string read_fixture(const std::string& name) {
+    return shimkeeper::util::read_file(k_inputs / name).value_or("");
+}
+
+sc::DesiredRuntime spin(bool adopt = false) {
+    sc::DesiredRuntime r;
+    r.shim_name = "spin-v2";
+    r.handler = "spin";
+    r.runtime_type = "io.containerd.spin.v2";
+    r.binary_node_path = "/var/lib/shimkeeper/bin/containerd-shim-spin-v2";
+    r.digest = std::string(64, 'a');
+    r.adopt = adopt;
+    return r;
+}
+
+sc::EditTarget v2_target() {
+    sc::EditTarget t;
+    t.label = "/etc/containerd/config.toml";
+    t.runtimes_path = sc::runtimes_path(2);
+    return t;
+}
+
+TEST(ContainerdRefusals, InlineRuntimesAreRefusedNamingTheLine) {
+    auto out = sc::edit_config_text(read_fixture("inline_runtimes.toml"), v2_target(), {spin()});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
+    EXPECT_TRUE(contains(out.error().message(), "/etc/containerd/config.toml:5:"));
+    EXPECT_TRUE(contains(out.error().message(), "inline"));
+}
+
+TEST(ContainerdRefusals, RuntimesFromDottedKeysStillTakeANewTable) {
+    auto out = sc::edit_config_text(read_fixture("dotted_runtimes.toml"), v2_target(), {spin()});
+    ASSERT_TRUE(out.has_value()) << out.error().message();
+    EXPECT_TRUE(contains(*out, "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.spin]"));
+}
+
+TEST(ContainerdRefusals, HandlerDefinedWithDottedKeysIsAConflict) {
+    std::string text = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+                       "  runtimes.spin.runtime_type = \"io.containerd.spin.v2\"\n";
+    auto out = sc::edit_config_text(text, v2_target(), {spin()});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:3:"));
+    EXPECT_TRUE(contains(out.error().message(), "adopt = true"));
+}
+
+TEST(ContainerdRefusals, UserHandlerIsNeverOverwrittenWithoutAdopt) {
+    std::string input = read_fixture("user_handler.toml");
+    auto out = sc::edit_config_text(input, v2_target(), {spin()});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:7:"));
+    EXPECT_TRUE(contains(out.error().message(), "\"spin\""));
+}
+
+TEST(ContainerdRefusals, AdoptCommentsTheUserEntryOutAndRestoresItOnRemoval) {
+    std::string input = read_fixture("user_handler.toml");
+    auto adopted = sc::edit_config_text(input, v2_target(), {spin(true)});
+    ASSERT_TRUE(adopted.has_value()) << adopted.error().message();
+    auto tree = toml::parse(*adopted);
+    auto* entry =
+        tree["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["spin"].as_table();
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(entry->get("options"), nullptr) << "the user's Debug option must be gone";
+    EXPECT_TRUE(contains(*adopted, sc::adopted_prefix("spin-v2") + "  runtime_type"));
+    // The registry section after the adopted entry is untouched.
+    EXPECT_TRUE(contains(*adopted, "\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n"));
+
+    auto removed = sc::edit_config_text(*adopted, v2_target(), {});
+    ASSERT_TRUE(removed.has_value()) << removed.error().message();
+    EXPECT_EQ(input, *removed);
+}
+
+TEST(ContainerdRefusals, BrokenMarkersNameTheLine) {
+    std::string text = "version = 2\n" + sc::begin_marker("spin-v2", "") + "\n[x]\n";
+    auto out = sc::edit_config_text(text, v2_target(), {});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:2:"));
+    EXPECT_TRUE(contains(out.error().message(), "no end marker"));
+
+    text = "version = 2\n" + sc::end_marker("spin-v2") + "\n";
+    out = sc::edit_config_text(text, v2_target(), {});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_TRUE(contains(out.error().message(), "no matching begin marker"));
+}
+
+TEST(ContainerdRefusals, InvalidTomlIsNeverRewritten) {
+    auto out = sc::edit_config_text("version = 2\n[a]\nx = 1\n[a]\n", v2_target(), {spin()});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::invalid_input);
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:4:"));
+}
+
+TEST(ContainerdRefusals, TwoShimsWithOneHandlerAreBadInput) {
+    auto other = spin();
+    other.shim_name = "spin-v3";
+    auto out = sc::edit_config_text("version = 2\n", v2_target(), {spin(), other});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::invalid_input);
+}
+
+TEST(ContainerdRefusals, DropInDoesNotOverrideARootHandler) {
+    auto root = toml::parse(read_fixture("user_handler.toml"));
+    auto target = v2_target();
+    target.label = "/etc/containerd/conf.d/shimkeeper.toml";
+    target.root_config = &root;
+    auto out = sc::edit_config_text("version = 2\n", target, {spin()});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_TRUE(contains(out.error().message(), "root config defines runtime handler \"spin\""));
+    ASSERT_TRUE(sc::edit_config_text("version = 2\n", target, {spin(true)}).has_value());
+}
+
+TEST(ContainerdRefusals, TemplateLinesAreMaskedAndKept) {
+    std::string text = "{{ template \"base\" . }}\n{{ if .X }}\n[plugins.x]\n  a = 1\n{{ end }}\n";
+    auto target = v2_target();
+    auto unmasked = sc::edit_config_text(text, target, {spin()});
+    EXPECT_FALSE(unmasked.has_value()) << "a Go template is not TOML";
+    target.masking = sc::Masking::go_template;
+    auto out = sc::edit_config_text(text, target, {spin()});
+    ASSERT_TRUE(out.has_value()) << out.error().message();
+    EXPECT_TRUE(out->starts_with(text));
+}
+
+} // namespace
