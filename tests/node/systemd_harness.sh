@@ -50,3 +50,29 @@ check "the pause image $image is imported into k8s.io" \
     bash -c "ctr -a '$NODE_SOCKET' -n k8s.io images ls -q | grep -qx '$image'"
 check "containerd's sandbox_image names it" grep -q "sandbox_image = \"$image\"" "$NODE_CONFIG"
 check "the agent config uses the user bus" grep -qx 'bus = "user"' "$NODE_AGENT_CONFIG"
+
+# A pod the way the kubelet makes one: CRI RunPodSandbox on the default runc handler, host
+# network, our cgroup parent; its pause process is a child of the runc shim.
+pod=$(node_cri_client run-pod harness-pod runc "$NODE_CGROUP_PARENT")
+check "RunPodSandbox returned a sandbox id ($pod)" test -n "$pod"
+pause_pid=""
+find_pause() {
+    local pid
+    for pid in $(pgrep -f 'sleep 2147483647'); do
+        if grep -q "${pod:0:12}" "/proc/$pid/cgroup" 2>/dev/null; then
+            pause_pid=$pid
+            return 0
+        fi
+    done
+    return 1
+}
+node_wait_for 10 find_pause
+find_pause
+shim_exe=$(readlink "/proc/$(ps -o ppid= -p "$pause_pid" | tr -d ' ')/exe")
+check "the sandbox's pause process runs under containerd-shim-runc-v2 (got $shim_exe)" \
+    test "$shim_exe" = /usr/bin/containerd-shim-runc-v2
+node_cri_client stop-pod "$pod" >/dev/null
+node_cri_client remove-pod "$pod" >/dev/null
+pods=$(node_cri_client list-pods)
+check "the sandbox is no longer listed after stop and remove" test "${pods/$pod/}" = "$pods"
+check "its pause process has exited" node_pid_gone "$pause_pid"

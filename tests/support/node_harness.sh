@@ -68,65 +68,6 @@ node_reexec_in_namespace() {
     mkdir -p /run/systemd/system
 }
 
-# node_write_containerd_config DIR: Debian's default config with every path moved into DIR.
-node_write_containerd_config() {
-    local dir=$1
-    mkdir -p "$dir/etc/containerd" "$dir/opt/cni/bin" "$dir/etc/cni/net.d" "$dir/opt/containerd"
-    containerd config default | awk -v dir="$dir" -v pause="$NODE_PAUSE_IMAGE" '
-        /^\[/ { section = $0 }
-        /^root = /  { print "root = \"" dir "/var/lib/containerd\""; next }
-        /^state = / { print "state = \"" dir "/run/containerd\""; next }
-        section == "[grpc]"  && /^  address = / {
-            print "  address = \"" dir "/containerd/containerd.sock\""; next }
-        section == "[ttrpc]" && /^  address = / {
-            print "  address = \"" dir "/containerd/containerd.sock.ttrpc\""; next }
-        section == "[debug]" && /^  address = / {
-            print "  address = \"" dir "/containerd/debug.sock\""; next }
-        /^ *restrict_oom_score_adj = / { sub(/false/, "true"); print; next }
-        /^ *sandbox_image = / { sub(/".*"/, "\"" pause "\""); print; next }
-        { gsub("\"/opt/containerd\"", "\"" dir "/opt/containerd\"")
-          gsub("\"/opt/cni/bin\"", "\"" dir "/opt/cni/bin\"")
-          gsub("\"/etc/cni/net.d\"", "\"" dir "/etc/cni/net.d\"")
-          print }' >"$dir/etc/containerd/config.toml"
-}
-
-node_write_containerd_unit() {
-    local unit_dir=$XDG_CONFIG_HOME/systemd/user
-    mkdir -p "$unit_dir"
-    cat >"$unit_dir/$NODE_UNIT" <<EOF
-[Unit]
-Description=containerd of the shimkeeper test node $NODE_DIR
-
-[Service]
-Type=notify
-ExecStart=/usr/bin/containerd --config $NODE_CONFIG
-KillMode=process
-Delegate=yes
-Restart=always
-RestartSec=100ms
-LimitNOFILE=infinity
-TasksMax=infinity
-EOF
-}
-
-node_write_agent_config() {
-    mkdir -p "$NODE_DIR/etc/shimkeeper/shims.d" "$NODE_STORE_DIR"
-    cat >"$NODE_AGENT_CONFIG" <<EOF
-# Written by tests/support/node_harness.sh: absolute host paths, use without --root.
-[containerd]
-config_path = "$NODE_CONFIG"
-unit = "$NODE_UNIT"
-socket = "$NODE_SOCKET"
-binary = "/usr/bin/containerd"
-
-[systemd]
-bus = "user"
-
-[store]
-dir = "$NODE_STORE_DIR"
-EOF
-}
-
 node_up() {
     local dir
     dir=$(readlink -f "$1")
@@ -147,7 +88,8 @@ node_up() {
         node_log "socket path too long for a unix socket: $NODE_SOCKET (use a shorter folder)"
         return 1
     fi
-    mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
+    mkdir -p "$XDG_RUNTIME_DIR"
+    chmod 0700 "$XDG_RUNTIME_DIR"
     mkdir -p "$dir/containerd" "$dir/log"
     trap node_down EXIT
 
@@ -160,10 +102,10 @@ node_up() {
     }
     mapfile -t NODE_MANAGER_CGROUPS < <(node_cgroup_dirs "shimkeeper-node-${dir##*/}")
     node_start_systemd
-    node_wait_for 20 node_manager_ready_or_dead && node_manager_ready || {
+    if ! node_wait_for 20 node_manager_ready_or_dead || ! node_manager_ready; then
         node_log "systemd --user did not come up; see $dir/log/systemd.log"
         return 1
-    }
+    fi
 
     node_write_containerd_config "$dir"
     node_write_containerd_unit
@@ -215,99 +157,18 @@ node_wait_active() {
     fi
 }
 
-# node_cgroup_dirs NAME: for every cgroup hierarchy, the folder NAME below our own cgroup there.
-node_cgroup_dirs() {
-    local ctrls path mnt
-    while IFS=: read -r _ ctrls path; do
-        if [[ -z $ctrls ]]; then
-            mnt=/sys/fs/cgroup/unified
-            [[ -d $mnt ]] || mnt=/sys/fs/cgroup
-        else
-            mnt=/sys/fs/cgroup/${ctrls#name=}
-        fi
-        [[ -f $mnt/cgroup.procs ]] && printf '%s\n' "${mnt}${path%/}/$1"
-    done </proc/self/cgroup
+# node_cri_client ARGS...: the cri-client test tool (CRI calls as a kubelet makes them) against
+# this node's containerd.
+node_cri_client() {
+    local tool=${SHIMKEEPER_BUILD_DIR:?}/tests/support/cri-client
+    [[ -x $tool ]] || node_skip "$tool is not built (cmake --build ... --target cri_client)"
+    "$tool" --socket "$NODE_SOCKET" "$@"
 }
 
-# Runs the user manager in a cgroup of its own: started in the root cgroup, systemd would
-# adopt and move every process there (the machine's own PID 1 included) into its init.scope.
-node_start_systemd() {
-    local dir
-    (
-        for dir in "${NODE_MANAGER_CGROUPS[@]}"; do
-            mkdir -p "$dir" || exit 1
-            if [[ -f $dir/cpuset.cpus ]]; then # a v1 cpuset starts empty and admits no task
-                cat "$dir/../cpuset.cpus" >"$dir/cpuset.cpus"
-                cat "$dir/../cpuset.mems" >"$dir/cpuset.mems"
-            fi
-            echo "$BASHPID" >"$dir/cgroup.procs" || exit 1
-        done
-        exec /lib/systemd/systemd --user
-    ) >"$NODE_DIR/log/systemd.log" 2>&1 &
-    NODE_SYSTEMD_PID=$!
-}
-
-# Stops every container task of this containerd and any shim it left behind (KillMode=process
-# keeps shims running across stops, on purpose, like on a real node).
-node_kill_tasks() {
-    local ns id
-    if node_containerd_answers; then
-        for ns in $(ctr -a "$NODE_SOCKET" namespaces ls -q 2>/dev/null); do
-            for id in $(ctr -a "$NODE_SOCKET" -n "$ns" tasks ls -q 2>/dev/null); do
-                ctr -a "$NODE_SOCKET" -n "$ns" tasks kill -s KILL "$id" >/dev/null 2>&1
-                ctr -a "$NODE_SOCKET" -n "$ns" tasks delete -f "$id" >/dev/null 2>&1
-            done
-            for id in $(ctr -a "$NODE_SOCKET" -n "$ns" containers ls -q 2>/dev/null); do
-                ctr -a "$NODE_SOCKET" -n "$ns" containers delete "$id" >/dev/null 2>&1
-            done
-        done
-    fi
-    # A shim's command line names the socket of the containerd that started it.
-    pkill -KILL -f -- "-address $NODE_SOCKET( |$)" 2>/dev/null || true
-}
-
-# Removes the cgroup trees of the manager and of our containers, innermost first.
-node_remove_cgroups() {
-    local root
-    for root in /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" \
-        /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}" "${NODE_MANAGER_CGROUPS[@]}"; do
-        [[ -d $root ]] || continue
-        find "$root" -depth -type d -exec rmdir {} + 2>/dev/null || true
-    done
-}
-
-node_down() {
-    local status=$?
-    trap - EXIT
-    set +e # tear down as much as possible whatever fails
-    if [[ -n ${NODE_SYSTEMD_PID:-} ]]; then
-        node_kill_tasks
-        systemctl --user stop "$NODE_UNIT" >/dev/null 2>&1 || true
-        node_kill_tasks
-        systemctl --user exit >/dev/null 2>&1 || kill "$NODE_SYSTEMD_PID" 2>/dev/null
-        node_wait_for 10 node_pid_gone "$NODE_SYSTEMD_PID" || kill -KILL "$NODE_SYSTEMD_PID"
-        wait "$NODE_SYSTEMD_PID" 2>/dev/null
-    fi
-    if [[ -n ${NODE_DBUS_PID:-} ]]; then
-        kill "$NODE_DBUS_PID" 2>/dev/null
-        wait "$NODE_DBUS_PID" 2>/dev/null
-    fi
-    node_remove_cgroups
-    mountpoint -q /run/systemd && umount /run/systemd
-    if [[ -n ${NODE_DIR:-} ]]; then
-        if ((status == 0)) && [[ -z ${NODE_KEEP:-} ]]; then
-            umount -R "$NODE_DIR" 2>/dev/null
-            rm -rf "$NODE_DIR"
-        else
-            node_log "kept $NODE_DIR for inspection (exit status $status)"
-        fi
-    fi
-    exit "$status"
-}
-
-node_pid_gone() {
-    ! kill -0 "$1" 2>/dev/null
-}
-
+_node_support=$(dirname "${BASH_SOURCE[0]}")
+# shellcheck source=tests/support/node_config.sh
+source "$_node_support/node_config.sh"
+# shellcheck source=tests/support/node_processes.sh
+source "$_node_support/node_processes.sh"
 # shellcheck source=tests/support/node_images.sh
-source "$(dirname "${BASH_SOURCE[0]}")/node_images.sh"
+source "$_node_support/node_images.sh"

@@ -46,7 +46,7 @@ node_build_pause_archive() {
                 --config.entrypoint /bin/sh --config.entrypoint -c \
                 --config.entrypoint "trap 'exit 0' TERM INT; sleep 2147483647 & wait" &&
             skopeo --insecure-policy copy --quiet "oci:$work/oci:pause" \
-                "docker-archive:$work/pause.tar:$k_node_pause_image" &&
+                "docker-archive:$work/pause.tar:${k_node_pause_image:?}" &&
             mv "$work/pause.tar" "$archive"
     } >"$work/build.log" 2>&1 || {
         node_log "building the pause image failed; see $work/build.log"

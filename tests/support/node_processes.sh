@@ -1,0 +1,97 @@
+# shellcheck shell=bash
+# The test node's processes and cgroups: starting the user manager in a cgroup of its own, and
+# tearing everything down again. Sourced by node_harness.sh.
+
+# node_cgroup_dirs NAME: for every cgroup hierarchy, the folder NAME below our own cgroup there.
+node_cgroup_dirs() {
+    local ctrls path mnt
+    while IFS=: read -r _ ctrls path; do
+        if [[ -z $ctrls ]]; then
+            mnt=/sys/fs/cgroup/unified
+            [[ -d $mnt ]] || mnt=/sys/fs/cgroup
+        else
+            mnt=/sys/fs/cgroup/${ctrls#name=}
+        fi
+        [[ -f $mnt/cgroup.procs ]] && printf '%s\n' "${mnt}${path%/}/$1"
+    done </proc/self/cgroup
+}
+
+# Runs the user manager in a cgroup of its own: started in the root cgroup, systemd would
+# adopt and move every process there (the machine's own PID 1 included) into its init.scope.
+node_start_systemd() {
+    local dir
+    (
+        for dir in "${NODE_MANAGER_CGROUPS[@]}"; do
+            mkdir -p "$dir" || exit 1
+            if [[ -f $dir/cpuset.cpus ]]; then # a v1 cpuset starts empty and admits no task
+                cat "$dir/../cpuset.cpus" >"$dir/cpuset.cpus"
+                cat "$dir/../cpuset.mems" >"$dir/cpuset.mems"
+            fi
+            echo "$BASHPID" >"$dir/cgroup.procs" || exit 1
+        done
+        exec /lib/systemd/systemd --user
+    ) >"$NODE_DIR/log/systemd.log" 2>&1 &
+    NODE_SYSTEMD_PID=$!
+}
+
+# Stops every container task of this containerd and any shim it left behind (KillMode=process
+# keeps shims running across stops, on purpose, like on a real node).
+node_kill_tasks() {
+    local ns id
+    if node_containerd_answers; then
+        for ns in $(ctr -a "$NODE_SOCKET" namespaces ls -q 2>/dev/null); do
+            for id in $(ctr -a "$NODE_SOCKET" -n "$ns" tasks ls -q 2>/dev/null); do
+                ctr -a "$NODE_SOCKET" -n "$ns" tasks kill -s KILL "$id" >/dev/null 2>&1
+                ctr -a "$NODE_SOCKET" -n "$ns" tasks delete -f "$id" >/dev/null 2>&1
+            done
+            for id in $(ctr -a "$NODE_SOCKET" -n "$ns" containers ls -q 2>/dev/null); do
+                ctr -a "$NODE_SOCKET" -n "$ns" containers delete "$id" >/dev/null 2>&1
+            done
+        done
+    fi
+    # A shim's command line names the socket of the containerd that started it.
+    pkill -KILL -f -- "-address $NODE_SOCKET( |$)" 2>/dev/null || true
+}
+
+# Removes the cgroup trees of the manager and of our containers, innermost first.
+node_remove_cgroups() {
+    local root
+    for root in /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" \
+        /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}" "${NODE_MANAGER_CGROUPS[@]}"; do
+        [[ -d $root ]] || continue
+        find "$root" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done
+}
+
+node_down() {
+    local status=$?
+    trap - EXIT
+    set +e # tear down as much as possible whatever fails
+    if [[ -n ${NODE_SYSTEMD_PID:-} ]]; then
+        node_kill_tasks
+        systemctl --user stop "$NODE_UNIT" >/dev/null 2>&1 || true
+        node_kill_tasks
+        systemctl --user exit >/dev/null 2>&1 || kill "$NODE_SYSTEMD_PID" 2>/dev/null
+        node_wait_for 10 node_pid_gone "$NODE_SYSTEMD_PID" || kill -KILL "$NODE_SYSTEMD_PID"
+        wait "$NODE_SYSTEMD_PID" 2>/dev/null
+    fi
+    if [[ -n ${NODE_DBUS_PID:-} ]]; then
+        kill "$NODE_DBUS_PID" 2>/dev/null
+        wait "$NODE_DBUS_PID" 2>/dev/null
+    fi
+    node_remove_cgroups
+    mountpoint -q /run/systemd && umount /run/systemd
+    if [[ -n ${NODE_DIR:-} ]]; then
+        if ((status == 0)) && [[ -z ${NODE_KEEP:-} ]]; then
+            umount -R "$NODE_DIR" 2>/dev/null
+            rm -rf "$NODE_DIR"
+        else
+            node_log "kept $NODE_DIR for inspection (exit status $status)"
+        fi
+    fi
+    exit "$status"
+}
+
+node_pid_gone() {
+    ! kill -0 "$1" 2>/dev/null
+}
