@@ -71,6 +71,9 @@ find_pause
 shim_exe=$(readlink "/proc/$(ps -o ppid= -p "$pause_pid" | tr -d ' ')/exe")
 check "the sandbox's pause process runs under containerd-shim-runc-v2 (got $shim_exe)" \
     test "$shim_exe" = /usr/bin/containerd-shim-runc-v2
+pods=$(node_cri_client list-pods)
+check "CRI lists the sandbox as ready on handler runc" \
+    grep -qP "^$pod\tharness-pod\tready\trunc\$" <<<"$pods"
 node_cri_client stop-pod "$pod" >/dev/null
 node_cri_client remove-pod "$pod" >/dev/null
 pods=$(node_cri_client list-pods)
