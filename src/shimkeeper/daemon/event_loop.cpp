@@ -25,6 +25,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// Changes that never pause are read anyway after this many quiet periods (5 s by default).
+constexpr int k_max_debounce_factor = 10;
+
 Instant monotonic_now() {
     timespec now{};
     ::clock_gettime(CLOCK_MONOTONIC, &now);
@@ -49,8 +52,7 @@ public:
     DaemonLoop(const DaemonConfig& config, const ReconcileFn& recover, const ReconcileFn& reconcile,
                const util::Log& log)
         : m_config(config), m_recover(recover), m_reconcile(reconcile), m_log(log),
-          m_schedule(SchedulePolicy{config.debounce,
-                                    std::max(config.debounce * 10, milliseconds{5'000}),
+          m_schedule(SchedulePolicy{config.debounce, config.debounce * k_max_debounce_factor,
                                     config.backoff_initial, config.backoff_max}),
           m_jitter(std::random_device{}()), m_notifier(config.status_file, log) {}
 
