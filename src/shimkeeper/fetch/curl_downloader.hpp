@@ -1,6 +1,12 @@
 // The real Downloader: libcurl for http(s) and file:// URLs, with retries, limits, progress
 // and SHA-256 verification. See curl_transfer.hpp for one attempt, retry_policy.hpp for when
 // another one is made.
+//
+// Limits from spec::FetchSettings: connect_timeout per connection, stall_timeout for a silence
+// anywhere in an attempt, total_timeout per attempt (its redirect hops included; backoff waits
+// are not counted), max_size checked against Content-Length before the body and again on every
+// chunk. Proxies come from the usual environment variables (libcurl's default); TLS peer and
+// host verification are always on, ca_bundle replaces the system CA store when set.
 #pragma once
 
 #include "shimkeeper/fetch/downloader.hpp"
