@@ -140,11 +140,11 @@ node_unit_prop() {
 }
 
 node_containerd_answers() {
-    ctr -a "$NODE_SOCKET" version >/dev/null 2>&1
+    ctr -a "$NODE_SOCKET" --connect-timeout 1s version >/dev/null 2>&1
 }
 
 node_unit_is_active() {
-    [[ $(node_unit_prop ActiveState) == active ]]
+    [[ $(node_unit_prop ActiveState 2>/dev/null) == active ]]
 }
 
 # node_wait_active [SECONDS]: containerd.service is active AND its socket answers.

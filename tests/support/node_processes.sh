@@ -38,7 +38,7 @@ node_start_systemd() {
 # keeps shims running across stops, on purpose, like on a real node).
 node_kill_tasks() {
     local ns id
-    if node_containerd_answers; then
+    if node_unit_is_active && node_containerd_answers; then
         for ns in $(ctr -a "$NODE_SOCKET" namespaces ls -q 2>/dev/null); do
             for id in $(ctr -a "$NODE_SOCKET" -n "$ns" tasks ls -q 2>/dev/null); do
                 ctr -a "$NODE_SOCKET" -n "$ns" tasks kill -s KILL "$id" >/dev/null 2>&1
