@@ -2,7 +2,7 @@
 // from the input. The engine must either refuse with an error or produce text that
 //   - parses with toml++ (template lines masked as the engine masks them),
 //   - holds every desired runtime pointing where it should,
-//   - keeps every other key with its value,
+//   - keeps every other key with its value (containerd's default runc may be added),
 //   - is a fixed point (editing it again changes nothing),
 //   - and, when the input had no shimkeeper content, gives the input back once every shim is
 //     removed again.
@@ -130,6 +130,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(entry->get("runtime_type") != nullptr &&
                   entry->get("runtime_type")->value_or(std::string()) == expected_type,
               "a desired runtime points at the wrong place");
+    }
+    // The engine may add containerd's default runc runtime when the input lacks it.
+    sc::KeyPath runc = target.runtimes_path;
+    runc.emplace_back("runc");
+    if (sc::find_node(*before_tree, runc) == nullptr) {
+        managed.push_back(runc);
     }
     bool had_ours = before.find("shimkeeper:") != std::string::npos;
     if (!had_ours) {

@@ -190,3 +190,29 @@ TEST(ContainerdEdit, DigestChangeRewritesTheBlockInPlace) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ContainerdEdit, DefaultRuncIsAddedWhenTheFileLacksItAndLeavesWithTheLastShim) {
+    // containerd 1.6 drops its built-in runc once a config names any runtime (CRI then fails
+    // to load: seen in test_containerd_daemon), so the engine names runc too.
+    std::string input = "version = 2\n";
+    auto out = sc::edit_config_text(input, target_for(2), {spin()});
+    ASSERT_TRUE(out.has_value()) << out.error().message();
+    auto tree = toml::parse(*out);
+    auto* runc = sc::find_table(
+        tree, {"plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes", "runc"});
+    ASSERT_NE(runc, nullptr) << *out;
+    EXPECT_EQ(runc->get("runtime_type")->value<std::string>(), "io.containerd.runc.v2");
+
+    auto removed = sc::edit_config_text(*out, target_for(2), {});
+    ASSERT_TRUE(removed.has_value());
+    EXPECT_EQ(*removed, input);
+
+    // A file that defines runc itself gets no second one.
+    auto own = sc::edit_config_text(read_fixture("v2.toml"), target_for(2), {spin()});
+    ASSERT_TRUE(own.has_value());
+    EXPECT_EQ(own->find("@default-runtime"), std::string::npos);
+}
+
+} // namespace

@@ -136,6 +136,52 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
     return {};
 }
 
+// containerd 1.x decodes a config's `runtimes` table into a fresh map, so a file that names any
+// runtime loses the built-in "runc" unless it names that too; CRI then fails to load ("no
+// corresponding runtime configured in `containerd.runtimes` for `containerd`
+// `default_runtime_name`"), which is not fatal, so containerd runs on without CRI. Seen with
+// Debian's 1.6.20. So when the user's own content does not define the default runtime, a block
+// named k_default_runtime_block defines runc as containerd's default has it. Not needed for a
+// drop-in (2.x merges) or a template rendering k3s/rke2's base (which defines runc).
+bool needs_default_runtime(const std::vector<std::string>& lines, const EditTarget& target,
+                           const std::vector<DesiredRuntime>& desired) {
+    if (desired.empty() || target.root_config != nullptr) {
+        return false;
+    }
+    for (const auto& runtime : desired) {
+        if (runtime.handler == "runc") {
+            return false;
+        }
+    }
+    auto user = user_lines(lines);
+    if (target.masking == Masking::go_template) {
+        for (const auto& line : user) {
+            if (line.find("{{") != std::string::npos &&
+                line.find("template") != std::string::npos) {
+                return false;
+            }
+        }
+    }
+    auto tree = parse_toml(join_lines(mask_lines(user, target.masking)), target.label);
+    if (!tree) {
+        return false;
+    }
+    KeyPath containerd_path(target.runtimes_path.begin(), target.runtimes_path.end() - 1);
+    const toml::table* containerd = find_table(*tree, containerd_path);
+    std::string name = "runc";
+    if (containerd != nullptr) {
+        if (containerd->contains("default_runtime")) {
+            return false; // version 1's own default runtime entry
+        }
+        if (const auto* configured = containerd->get("default_runtime_name")) {
+            name = configured->value_or(std::string("runc"));
+        }
+    }
+    KeyPath runc_path = target.runtimes_path;
+    runc_path.push_back("runc");
+    return name == "runc" && find_node(*tree, runc_path) == nullptr;
+}
+
 } // namespace
 
 util::Expected<std::string> edit_config_text(std::string_view before, const EditTarget& target,
@@ -154,17 +200,26 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
 
     const toml::table& defaults = target.root_config != nullptr ? *target.root_config : tree;
     const std::string eol = dominant_line_ending(lines);
-    std::map<std::string, const DesiredRuntime*> wanted;
-    std::vector<IntendedRuntime> intended;
+    // Blocks by name, in the order new ones are appended.
+    std::vector<std::string> order;
     std::map<std::string, std::vector<std::string>> rendered;
-    for (const auto& runtime : desired) {
-        wanted[runtime.shim_name] = &runtime;
-        IntendedRuntime entry{target.runtimes_path, {}};
-        entry.path.push_back(runtime.handler);
-        entry.value = runtime_table(runtime, target.pointing, defaults, target.runtimes_path);
-        rendered[runtime.shim_name] =
-            render_block(runtime.shim_name, runtime.digest, entry.path, entry.value, eol);
+    std::vector<IntendedRuntime> intended;
+    auto add_block = [&](const std::string& name, const std::string& digest,
+                         const std::string& handler, toml::table value) {
+        IntendedRuntime entry{target.runtimes_path, std::move(value)};
+        entry.path.push_back(handler);
+        rendered[name] = render_block(name, digest, entry.path, entry.value, eol);
+        order.push_back(name);
         intended.push_back(std::move(entry));
+    };
+    if (needs_default_runtime(lines, target, desired)) {
+        toml::table runc;
+        runc.insert("runtime_type", std::string(k_runc_v2_type));
+        add_block(std::string(k_default_runtime_block), "", "runc", std::move(runc));
+    }
+    for (const auto& runtime : desired) {
+        add_block(runtime.shim_name, runtime.digest, runtime.handler,
+                  runtime_table(runtime, target.pointing, defaults, target.runtimes_path));
     }
 
     std::vector<std::string> out;
@@ -174,7 +229,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
     for (std::size_t i = 0; i < lines.size(); ++i) {
         if (next_block < blocks.size() && i == blocks[next_block].first_line) {
             const ManagedBlock& block = blocks[next_block++];
-            if (wanted.contains(block.shim) && placed.insert(block.shim).second) {
+            if (rendered.contains(block.shim) && placed.insert(block.shim).second) {
                 const auto& fresh = rendered[block.shim];
                 out.insert(out.end(), fresh.begin(), fresh.end());
             }
@@ -190,21 +245,21 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
             // Restore the user's definition once the shim that adopted it is gone.
             auto end = line.find("# ", adopted_mark.size());
             if (end != std::string::npos &&
-                !wanted.contains(line.substr(adopted_mark.size(), end - adopted_mark.size()))) {
+                !rendered.contains(line.substr(adopted_mark.size(), end - adopted_mark.size()))) {
                 out.push_back(line.substr(end + 2));
                 continue;
             }
         }
         out.push_back(line);
     }
-    for (const auto& runtime : desired) {
-        if (placed.contains(runtime.shim_name)) {
+    for (const auto& name : order) {
+        if (placed.contains(name)) {
             continue;
         }
         if (!out.empty() && !out.back().ends_with('\n')) {
             out.back() += eol;
         }
-        const auto& fresh = rendered[runtime.shim_name];
+        const auto& fresh = rendered[name];
         out.insert(out.end(), fresh.begin(), fresh.end());
     }
 

@@ -19,6 +19,10 @@
 
 namespace shimkeeper::containerd {
 
+// The name of the block that defines containerd's default "runc" runtime when the user's file
+// does not (see config_edit.cpp); not a valid shim name, so it never collides with one.
+inline constexpr std::string_view k_default_runtime_block = "@default-runtime";
+
 struct EditTarget {
     std::string label;     // the file's node path, for messages
     KeyPath runtimes_path; // <cri>.containerd.runtimes
