@@ -46,8 +46,8 @@ out=$(run_busybox second)
 check "containers still run after the restart (got: $out)" test "$out" = "hello from second"
 
 image=$(node_pause_image)
-check "the pause image $image is imported into k8s.io" \
-    bash -c "ctr -a '$NODE_SOCKET' -n k8s.io images ls -q | grep -qx '$image'"
+images=$(ctr -a "$NODE_SOCKET" -n k8s.io images ls -q)
+check "the pause image $image is imported into k8s.io" grep -qx "$image" <<<"$images"
 check "containerd's sandbox_image names it" grep -q "sandbox_image = \"$image\"" "$NODE_CONFIG"
 check "the agent config uses the user bus" grep -qx 'bus = "user"' "$NODE_AGENT_CONFIG"
 
@@ -66,7 +66,10 @@ find_pause() {
     done
     return 1
 }
-node_wait_for 10 find_pause
+node_wait_for 10 find_pause || {
+    echo "FAIL: no pause process of sandbox $pod appeared within 10 s" >&2
+    exit 1
+}
 find_pause
 shim_exe=$(readlink "/proc/$(ps -o ppid= -p "$pause_pid" | tr -d ' ')/exe")
 check "the sandbox's pause process runs under containerd-shim-runc-v2 (got $shim_exe)" \

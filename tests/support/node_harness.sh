@@ -63,6 +63,9 @@ node_reexec_in_namespace() {
         SHIMKEEPER_NODE_NAMESPACE=$$ exec unshare -m --propagation private -- \
             bash "$script" "$@"
     fi
+    # Name the command that failed: `set -e` alone exits silently.
+    set -E
+    trap 'node_log "failed (status $?) at ${BASH_SOURCE[0]}:$LINENO: $BASH_COMMAND"' ERR
     # systemd --user refuses to manage units unless the machine looks booted with systemd.
     mount -t tmpfs -o mode=0755 tmpfs /run/systemd || node_skip "cannot mount tmpfs on /run/systemd"
     mkdir -p /run/systemd/system

@@ -66,7 +66,9 @@ node_pause_image() {
         node_log "ctr images import $archive failed: $(cat "$NODE_DIR/log/import.log")"
         return 1
     fi
-    if ! ctr -a "$NODE_SOCKET" -n k8s.io images ls -q | grep -qx "$k_node_pause_image"; then
+    local images # captured first: `grep -q` closing the pipe early fails ctr under pipefail
+    images=$(ctr -a "$NODE_SOCKET" -n k8s.io images ls -q)
+    if ! grep -qx "$k_node_pause_image" <<<"$images"; then
         node_log "the import did not create $k_node_pause_image: $(cat "$NODE_DIR/log/import.log")"
         return 1
     fi

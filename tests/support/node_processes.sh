@@ -65,7 +65,7 @@ node_remove_cgroups() {
 
 node_down() {
     local status=$?
-    trap - EXIT
+    trap - EXIT ERR
     set +e # tear down as much as possible whatever fails
     if [[ -n ${NODE_SYSTEMD_PID:-} ]]; then
         node_kill_tasks
