@@ -1,5 +1,7 @@
 // plan_edits, prevalidate and write_change against the real disk and Debian's real containerd
 // 1.6: the edited file is what `containerd config dump` reads back.
+#include "shimkeeper/containerd/config_edit.hpp"
+#include "shimkeeper/containerd/config_facts.hpp"
 #include "shimkeeper/containerd/diff.hpp"
 #include "shimkeeper/containerd/plan.hpp"
 #include "shimkeeper/containerd/program.hpp"
@@ -206,6 +208,42 @@ TEST_F(Plan, K3sTemplateIsCreatedAroundTheBaseTemplateAndRemovedAgain) {
     auto removal = plan(*sc::detect(m_root, settings), {});
     ASSERT_EQ(removal.size(), 1u);
     EXPECT_FALSE(removal.front().after.has_value());
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(Plan, Containerd2WithImportsGetsADropInAndStaleRootBlocksGoAway) {
+    // No containerd 2.x here: a script that prints a 2.0 version stands in for the binary.
+    fs::path binary = m_root.on_host("/usr/bin/containerd");
+    fs::remove(binary);
+    ASSERT_TRUE(
+        shimkeeper::util::write_file_atomic(
+            binary, "#!/bin/sh\necho containerd github.com/containerd/containerd v2.0.4 x\n", 0755)
+            .has_value());
+    fs::path root_config = m_root.on_host("/etc/containerd/config.toml");
+    fs::create_directories(root_config.parent_path());
+    std::string imports = shimkeeper::util::read_file(k_inputs / "imports.toml").value_or("");
+    // A block left from the days of containerd 1.7, when the root config was edited in place.
+    auto old = sc::edit_config_text(
+        imports, {"/etc/containerd/config.toml", sc::runtimes_path(3), {}, {}}, {spin()});
+    ASSERT_TRUE(old.has_value()) << old.error().message();
+    ASSERT_TRUE(shimkeeper::util::write_file_atomic(root_config, *old).has_value());
+
+    auto d = detect();
+    ASSERT_EQ(d.mode, sc::Detection::Mode::drop_in);
+    auto changes = plan(d, {spin()});
+    ASSERT_EQ(changes.size(), 2u);
+    EXPECT_EQ(changes[0].node_path, "/etc/containerd/conf.d/shimkeeper.toml");
+    EXPECT_FALSE(changes[0].before.has_value());
+    EXPECT_NE(changes[0].after->find("\nversion = 3\n"), std::string::npos) << *changes[0].after;
+    EXPECT_NE(changes[0].after->find("runtime_path = \"/var/lib/shimkeeper/bin/"),
+              std::string::npos);
+    EXPECT_EQ(changes[0].after->find("@default-runtime"), std::string::npos)
+        << "2.x merges drop-ins: runc stays";
+    EXPECT_EQ(changes[1].node_path, "/etc/containerd/config.toml");
+    EXPECT_EQ(changes[1].after, imports) << "the root gets back exactly its own content";
 }
 
 } // namespace

@@ -145,7 +145,7 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
 // drop-in (2.x merges) or a template rendering k3s/rke2's base (which defines runc).
 bool needs_default_runtime(const std::vector<std::string>& lines, const EditTarget& target,
                            const std::vector<DesiredRuntime>& desired) {
-    if (desired.empty() || target.root_config != nullptr) {
+    if (desired.empty() || target.drop_in || target.root_config != nullptr) {
         return false;
     }
     for (const auto& runtime : desired) {

@@ -31,6 +31,8 @@ struct EditTarget {
     // The config that holds the default runtime and whose user-defined handlers must not be
     // overridden: the root config when editing a drop-in; nullptr means the edited file itself.
     const toml::table* root_config = nullptr;
+    // The file is a drop-in merged into another config (containerd >= 2.0 imports, k0s).
+    bool drop_in = false;
 };
 
 util::Expected<std::string> edit_config_text(std::string_view before, const EditTarget& target,

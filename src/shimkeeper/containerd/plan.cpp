@@ -2,6 +2,7 @@
 
 #include "shimkeeper/containerd/config_edit.hpp"
 #include "shimkeeper/containerd/config_facts.hpp"
+#include "shimkeeper/containerd/edit_check.hpp"
 #include "shimkeeper/containerd/managed_block.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
@@ -90,9 +91,12 @@ util::Expected<std::vector<FileChange>> plan_edits(const Detection& detection,
     std::optional<toml::table> root_config;
     std::optional<std::string> root_text;
     if (detection.mode == Detection::Mode::drop_in) {
+        target.drop_in = true;
         root_text = TRY(read_optional(root, detection.config_path));
         if (root_text) {
-            root_config = TRY(parse_toml(*root_text, detection.config_path.string()));
+            // Only the user's own content counts: blocks there are shimkeeper's, and stale.
+            root_config = TRY(parse_toml(join_lines(user_lines(split_lines(*root_text))),
+                                         detection.config_path.string()));
             target.root_config = &*root_config;
         }
         if (before) {
@@ -130,6 +134,7 @@ util::Expected<std::vector<FileChange>> plan_edits(const Detection& detection,
         EditTarget root_target = target;
         root_target.label = detection.config_path.string();
         root_target.root_config = nullptr;
+        root_target.drop_in = false;
         auto cleaned = TRY(edit_config_text(*root_text, root_target, {}));
         if (cleaned != *root_text) {
             changes.push_back({detection.config_path, root_text, cleaned, false});

@@ -5,6 +5,11 @@
 // absolute path as `runtime_type`. So: `runtime_type = "io.containerd.<name>.v2"` plus
 // `runtime_path` only when the binary is known to be >= 1.7; the absolute path as `runtime_type`
 // otherwise, including when no containerd binary can be found (that form works on 1.6, 1.7, 2.x).
+//
+// Caveat of the path form: CRI decodes `options` by runtime_type, as runc options only for
+// exactly "io.containerd.runc.v2" and as generic ConfigPath/ConfigBody options otherwise. So on
+// containerd < 1.7 a runc-typed shim's runc options (BinaryName, SystemdCgroup, ...) are
+// silently ignored; only >= 1.7 (runtime_path form) honours both the binary and its options.
 #pragma once
 
 #include "shimkeeper/containerd/toml_text.hpp"
