@@ -10,8 +10,9 @@ int main(int argc, char** argv) {
     }
     shimkeeper::health::GrpcUnixClient client(argv[1]);
     const containerd::services::version::v1::VersionRequest request;
-    const auto answer = client.call("/containerd.services.version.v1.Version/Version",
-                                    request.SerializeAsString(), std::chrono::seconds(5));
+    const auto answer =
+        client.call("/containerd.services.version.v1.Version/Version", request.SerializeAsString(),
+                    std::chrono::seconds(5), shimkeeper::health::Idempotent::yes);
     if (!answer) {
         std::cerr << answer.error().message() << "\n";
         return 1;

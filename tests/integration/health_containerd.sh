@@ -93,9 +93,13 @@ sed 's|^disabled_plugins = \[\]|disabled_plugins = ["io.containerd.grpc.v1.cri"]
     "$T/config.toml" >"$T/no-cri.toml"
 grep -q '^disabled_plugins = \["io.containerd.grpc.v1.cri"\]' "$T/no-cri.toml" || fail "could not disable CRI"
 start_containerd "$T/no-cri.toml"
-expect_exit 1 "$CRI" --socket "$SOCK" status
-expect_output_contains "UNIMPLEMENTED"
-expect_output_contains "the CRI plugin did not start"
+# containerd answers before reading the request and resets the stream; curl 7.88 loses such an
+# answer about one time in three unless the transport asks again: repeat to prove it does.
+for _ in $(seq 20); do
+    expect_exit 1 "$CRI" --socket "$SOCK" status
+    expect_output_contains "UNIMPLEMENTED: unknown service runtime.v1.RuntimeService"
+    expect_output_contains "the CRI plugin did not start"
+done
 expect_exit 1 "$CRI" --socket "$SOCK" wait-healthy --timeout 3000
 expect_output_contains "unhealthy: containerd $expected_version does not answer CRI Status"
 

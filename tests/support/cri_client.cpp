@@ -39,9 +39,10 @@ int report(const util::Error& error) {
 // One CRI call: serialize, send, parse.
 template <typename Response, typename Request>
 util::Expected<Response> cri_call(health::GrpcUnixClient& rpc, const char* method,
-                                  const Request& request) {
-    const std::string answer = TRY(rpc.call(std::string("/runtime.v1.RuntimeService/") + method,
-                                            request.SerializeAsString(), k_call_timeout));
+                                  const Request& request, health::Idempotent idempotent) {
+    const std::string answer =
+        TRY(rpc.call(std::string("/runtime.v1.RuntimeService/") + method,
+                     request.SerializeAsString(), k_call_timeout, idempotent));
     Response response;
     if (!response.ParseFromString(answer)) {
         return util::fail(util::ErrorCode::external,
@@ -106,8 +107,8 @@ int run_pod(health::GrpcUnixClient& rpc, const std::string& name, const std::str
     config.mutable_linux()->set_cgroup_parent(cgroup_parent);
     config.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(
         runtime::v1::NODE);
-    const auto response =
-        cri_call<runtime::v1::RunPodSandboxResponse>(rpc, "RunPodSandbox", request);
+    const auto response = cri_call<runtime::v1::RunPodSandboxResponse>(
+        rpc, "RunPodSandbox", request, health::Idempotent::no);
     if (!response) {
         return report(response.error());
     }
@@ -117,7 +118,7 @@ int run_pod(health::GrpcUnixClient& rpc, const std::string& name, const std::str
 
 int list_pods(health::GrpcUnixClient& rpc) {
     const auto response = cri_call<runtime::v1::ListPodSandboxResponse>(
-        rpc, "ListPodSandbox", runtime::v1::ListPodSandboxRequest{});
+        rpc, "ListPodSandbox", runtime::v1::ListPodSandboxRequest{}, health::Idempotent::yes);
     if (!response) {
         return report(response.error());
     }
@@ -133,7 +134,8 @@ template <typename Response, typename Request>
 int pod_call(health::GrpcUnixClient& rpc, const char* method, const std::string& id) {
     Request request;
     request.set_pod_sandbox_id(id);
-    const auto response = cri_call<Response>(rpc, method, request);
+    // Stop and Remove are idempotent by the CRI's own contract.
+    const auto response = cri_call<Response>(rpc, method, request, health::Idempotent::yes);
     return response ? 0 : report(response.error());
 }
 

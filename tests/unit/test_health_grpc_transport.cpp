@@ -79,7 +79,7 @@ protected:
 
 TEST_F(GrpcTransport, NothingListening) {
     health::GrpcUnixClient client(m_socket.string());
-    const auto result = client.call(k_method, "", milliseconds{2'000});
+    const auto result = client.call(k_method, "", milliseconds{2'000}, health::Idempotent::yes);
     expect_error_names_socket(result);
     EXPECT_EQ(result.error().code(), util::ErrorCode::network);
     EXPECT_NE(result.error().message().find("is containerd running"), std::string::npos);
@@ -88,7 +88,7 @@ TEST_F(GrpcTransport, NothingListening) {
 TEST_F(GrpcTransport, ServerHangsUp) {
     OneShotServer server(m_socket, [](int) {});
     health::GrpcUnixClient client(m_socket.string());
-    const auto result = client.call(k_method, "", milliseconds{2'000});
+    const auto result = client.call(k_method, "", milliseconds{2'000}, health::Idempotent::yes);
     expect_error_names_socket(result);
 }
 
@@ -103,7 +103,7 @@ TEST_F(GrpcTransport, ServerNeverAnswersCallEndsAtItsTimeout) {
     });
     health::GrpcUnixClient client(m_socket.string());
     const auto start = steady_clock::now();
-    const auto result = client.call(k_method, "", milliseconds{300});
+    const auto result = client.call(k_method, "", milliseconds{300}, health::Idempotent::yes);
     const auto took = steady_clock::now() - start;
     done_write.reset();
     expect_error_names_socket(result);
@@ -120,6 +120,6 @@ TEST_F(GrpcTransport, ServerSpeaksHttp1) {
         (void)::write(fd, reply, sizeof(reply) - 1);
     });
     health::GrpcUnixClient client(m_socket.string());
-    const auto result = client.call(k_method, "", milliseconds{2'000});
+    const auto result = client.call(k_method, "", milliseconds{2'000}, health::Idempotent::yes);
     expect_error_names_socket(result);
 }

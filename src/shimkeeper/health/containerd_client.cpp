@@ -17,8 +17,8 @@ public:
 
     util::Expected<std::string> version(std::chrono::milliseconds timeout) override {
         const containerd::services::version::v1::VersionRequest request;
-        const std::string answer =
-            TRY(m_rpc.call(k_version_method, request.SerializeAsString(), timeout));
+        const std::string answer = TRY(
+            m_rpc.call(k_version_method, request.SerializeAsString(), timeout, Idempotent::yes));
         containerd::services::version::v1::VersionResponse response;
         if (!response.ParseFromString(answer)) {
             return util::fail(util::ErrorCode::external, "containerd Version answer on " +
@@ -32,7 +32,7 @@ public:
         runtime::v1::StatusRequest request;
         request.set_verbose(true);
         const std::string answer =
-            TRY(m_rpc.call(k_status_method, request.SerializeAsString(), timeout));
+            TRY(m_rpc.call(k_status_method, request.SerializeAsString(), timeout, Idempotent::yes));
         auto status = parse_cri_status(answer);
         if (!status) {
             return std::unexpected(std::move(status).error().with_context(m_rpc.socket_path()));

@@ -12,6 +12,7 @@ namespace {
 
 // containerd's default max_recv_message_size; a Status answer is a few KiB.
 constexpr std::size_t k_max_response = 16u << 20;
+constexpr int k_lost_answer_attempts = 10;
 
 struct Exchange {
     std::string body;
@@ -54,7 +55,8 @@ std::string hint_for(int grpc_code) {
 GrpcUnixClient::GrpcUnixClient(std::string socket_path) : m_socket_path(std::move(socket_path)) {}
 
 util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::string_view request,
-                                                 std::chrono::milliseconds timeout) {
+                                                 std::chrono::milliseconds timeout,
+                                                 Idempotent idempotent) {
     const std::string where = "gRPC " + std::string(method) + " on " + m_socket_path;
     if (!m_curl) {
         m_curl.reset(curl_easy_init());
@@ -107,7 +109,21 @@ util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::s
         }
     }
 
-    const CURLcode rc = curl_easy_perform(curl);
+    // When a server answers before it has read the whole request (containerd's trailers-only
+    // UNIMPLEMENTED does), it resets the stream right after its answer; Debian's curl 7.88 then
+    // sometimes drops the answer and reports only CURLE_HTTP2_STREAM, in about one call of
+    // three here. Nothing reached us, so an idempotent call is simply asked again.
+    const auto start = std::chrono::steady_clock::now();
+    CURLcode rc = CURLE_OK;
+    for (int attempt = 1;; ++attempt) {
+        exchange = Exchange{};
+        rc = curl_easy_perform(curl);
+        const bool answer_lost = rc == CURLE_HTTP2_STREAM && exchange.header_lines.empty();
+        if (!answer_lost || idempotent == Idempotent::no || attempt >= k_lost_answer_attempts ||
+            std::chrono::steady_clock::now() - start >= timeout) {
+            break;
+        }
+    }
     // The buffers curl points at die with this call: never leave them set on the handle.
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);

@@ -24,6 +24,9 @@ struct CurlSlistFree {
 };
 using CurlSlist = std::unique_ptr<curl_slist, CurlSlistFree>;
 
+// Whether a call may be sent again when its answer was lost before any of it arrived.
+enum class Idempotent { no, yes };
+
 class GrpcUnixClient {
 public:
     explicit GrpcUnixClient(std::string socket_path);
@@ -31,8 +34,9 @@ public:
     // Sends one serialized request to `method` ("/package.Service/Method") and returns the
     // serialized response. Errors name the socket and the method: ErrorCode::network when the
     // socket does not answer in time, ErrorCode::external when the server answers with an error.
+    // An Idempotent::yes call is resent (within its timeout) when curl lost the whole answer.
     util::Expected<std::string> call(std::string_view method, std::string_view request,
-                                     std::chrono::milliseconds timeout);
+                                     std::chrono::milliseconds timeout, Idempotent idempotent);
 
     const std::string& socket_path() const { return m_socket_path; }
 
