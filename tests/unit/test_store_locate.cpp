@@ -1,6 +1,7 @@
 // locate_binary on artifacts really unpacked from tarballs made by tar.
 #include "shimkeeper/archive/unpack.hpp"
 #include "shimkeeper/store/locate_binary.hpp"
+#include "shimkeeper/store/store.hpp"
 
 #include <gtest/gtest.h>
 
@@ -117,6 +118,29 @@ TEST_F(LocateBinary, TwoNestedCandidatesAreAmbiguous) {
     ASSERT_FALSE(found.has_value());
     EXPECT_NE(found.error().message().find("2 files named"), std::string::npos)
         << found.error().message();
+}
+
+// A shim already in the store is found again from the store's own listing (no new download).
+TEST_F(LocateBinary, StoredArtifactListingFindsTheSameBinary) {
+    file("demo/" + k_binary);
+    file("demo/LICENSE", fs::perms(0644));
+    fs::create_symlink(k_binary, m_dir / "src" / "demo" / "alias");
+    auto from_archive = locate();
+    ASSERT_TRUE(from_archive.has_value()) << from_archive.error().message();
+
+    Store store(util::HostRoot(m_dir / "node"), "/var/lib/shimkeeper");
+    ASSERT_TRUE(store.ensure_layout().has_value());
+    const std::string digest(64, 'e');
+    ASSERT_TRUE(store.commit_artifact(m_dir / "dest", digest).has_value());
+    auto listing = store.artifact_listing(digest);
+    ASSERT_TRUE(listing.has_value()) << listing.error().message();
+    ASSERT_EQ(listing->files.size(), 4u); // demo/, demo/LICENSE, demo/alias, demo/<binary>
+    EXPECT_EQ(listing->files[0].kind, archive::EntryKind::directory);
+    EXPECT_EQ(listing->files[2].kind, archive::EntryKind::symlink);
+    EXPECT_EQ(listing->files[2].link_target, k_binary);
+    auto from_store = locate_binary(*listing, store.artifact_dir(digest), k_binary);
+    ASSERT_TRUE(from_store.has_value()) << from_store.error().message();
+    EXPECT_EQ(*from_store, *from_archive);
 }
 
 } // namespace

@@ -79,6 +79,34 @@ std::vector<std::string> Store::artifact_digests() const {
     return digests;
 }
 
+util::Expected<archive::UnpackResult> Store::artifact_listing(const std::string& digest) const {
+    TRY(check_digest(digest));
+    const fs::path dir = artifact_dir(digest);
+    archive::UnpackResult listing{{}, true};
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        archive::UnpackedFile file;
+        file.path = it->path().lexically_relative(dir).string();
+        fs::file_status status = it->symlink_status(ec);
+        if (fs::is_symlink(status)) {
+            file.kind = archive::EntryKind::symlink;
+            file.link_target = fs::read_symlink(it->path(), ec).string();
+        } else if (fs::is_directory(status)) {
+            file.kind = archive::EntryKind::directory;
+        } else {
+            file.size = it->file_size(ec);
+            file.executable = (status.permissions() & fs::perms::owner_exec) != fs::perms::none;
+        }
+        listing.files.push_back(std::move(file));
+    }
+    if (ec) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot list stored artifact " + dir.string(), ec.value()));
+    }
+    std::ranges::sort(listing.files, {}, &archive::UnpackedFile::path);
+    return listing;
+}
+
 util::Expected<void> Store::ensure_layout() const {
     for (const fs::path& dir : {artifacts_root(), bin_dir(), tmp_dir(), state_dir()}) {
         TRY(util::create_directories(dir));

@@ -7,6 +7,7 @@
 // node path, so a store baked under --root works once the image boots.
 #pragma once
 
+#include "shimkeeper/archive/unpack.hpp"
 #include "shimkeeper/store/state.hpp"
 #include "shimkeeper/util/error.hpp"
 #include "shimkeeper/util/host_root.hpp"
@@ -28,6 +29,9 @@ public:
 
     std::filesystem::path artifact_dir(const std::string& digest) const; // host path
     bool has_artifact(const std::string& digest) const;
+    // What a stored artifact holds, described the way archive::unpack reports it (sorted by
+    // path, symlinks not followed), so that locate_binary works on it without a new download.
+    util::Expected<archive::UnpackResult> artifact_listing(const std::string& digest) const;
     std::vector<std::string> artifact_digests() const; // sorted
 
     util::Expected<void> ensure_layout() const; // creates store/sha256, bin, tmp, state
