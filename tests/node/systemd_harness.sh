@@ -82,3 +82,18 @@ node_cri_client remove-pod "$pod" >/dev/null
 pods=$(node_cri_client list-pods)
 check "the sandbox is no longer listed after stop and remove" test "${pods/$pod/}" = "$pods"
 check "its pause process has exited" node_pid_gone "$pause_pid"
+
+# A drop-in that makes containerd's start fail: the restart job fails, and removing the drop-in
+# brings containerd back.
+node_unit_dropin sk-break $'[Service]\nExecStartPre=/bin/false'
+if systemctl --user restart "$NODE_UNIT" 2>/dev/null; then
+    echo "FAIL: containerd restarted although its ExecStartPre fails" >&2
+    exit 1
+fi
+check "a failing drop-in fails the unit (Result=$(node_unit_prop Result))" \
+    test "$(node_unit_prop Result)" = exit-code
+node_unit_dropin sk-break
+systemctl --user reset-failed "$NODE_UNIT"
+systemctl --user restart "$NODE_UNIT"
+node_wait_active 20
+check "without the drop-in containerd is active again" node_unit_is_active

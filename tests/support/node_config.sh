@@ -24,12 +24,16 @@ node_write_containerd_config() {
           print }' >"$dir/etc/containerd/config.toml"
 }
 
+# The unit mirrors containerd's upstream containerd.service (restart and start-limit settings
+# included, so that restart-storm behaviour is tested against what nodes really run).
 node_write_containerd_unit() {
     local unit_dir=$XDG_CONFIG_HOME/systemd/user
     mkdir -p "$unit_dir"
     cat >"$unit_dir/$NODE_UNIT" <<EOF
 [Unit]
 Description=containerd of the shimkeeper test node $NODE_DIR
+StartLimitBurst=16
+StartLimitIntervalSec=60s
 
 [Service]
 Type=notify
@@ -37,7 +41,9 @@ ExecStart=/usr/bin/containerd --config $NODE_CONFIG
 KillMode=process
 Delegate=yes
 Restart=always
-RestartSec=100ms
+RestartSec=5
+LimitNPROC=infinity
+LimitCORE=infinity
 LimitNOFILE=infinity
 TasksMax=infinity
 EOF

@@ -7,6 +7,9 @@
 #   node_up "$dir"                  # dbus-daemon + systemd --user + containerd.service; registers
 #                                   # node_down on EXIT (the folder is kept when the script fails)
 #
+# With common.sh: call sk_init first, then `node_up "$T/node"`; node_down runs sk_init's cleanup
+# after the node is down.
+#
 # Exports after node_up:
 #   NODE_DIR            the instance folder
 #   NODE_SOCKET         containerd's gRPC socket (a real host path)
@@ -94,6 +97,9 @@ node_up() {
     mkdir -p "$XDG_RUNTIME_DIR"
     chmod 0700 "$XDG_RUNTIME_DIR"
     mkdir -p "$dir/containerd" "$dir/log"
+    # An EXIT trap set before (common.sh's sk_init) runs after the node is down.
+    NODE_PREVIOUS_EXIT_TRAP=$(trap -p EXIT | sed -n "s/^trap -- '\(.*\)' EXIT\$/\1/p")
+    [[ $NODE_PREVIOUS_EXIT_TRAP == node_down ]] && NODE_PREVIOUS_EXIT_TRAP=""
     trap node_down EXIT
 
     dbus-daemon --session --address="$DBUS_SESSION_BUS_ADDRESS" --nofork --print-address \
@@ -158,6 +164,19 @@ node_wait_active() {
         node_log "containerd is not active and answering after ${seconds}s: $(node_journal_hint)"
         return 1
     fi
+}
+
+# node_unit_dropin NAME [TEXT]: adds (TEXT given) or removes the drop-in NAME.conf of
+# containerd.service and reloads the manager, e.g. to make containerd's start fail on purpose.
+node_unit_dropin() {
+    local dir=$XDG_CONFIG_HOME/systemd/user/$NODE_UNIT.d
+    if (($# > 1)); then
+        mkdir -p "$dir"
+        printf '%s\n' "$2" >"$dir/$1.conf"
+    else
+        rm -f "$dir/$1.conf"
+    fi
+    systemctl --user daemon-reload
 }
 
 # node_cri_client ARGS...: the cri-client test tool (CRI calls as a kubelet makes them) against

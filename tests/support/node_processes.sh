@@ -89,6 +89,10 @@ node_down() {
             node_log "kept $NODE_DIR for inspection (exit status $status)"
         fi
     fi
+    if [[ -n ${NODE_PREVIOUS_EXIT_TRAP:-} ]]; then
+        (exit "$status") # the previous trap reads the test's status from $?
+        eval "$NODE_PREVIOUS_EXIT_TRAP"
+    fi
     exit "$status"
 }
 
