@@ -112,6 +112,29 @@ TEST_F(RestartGuardTest, StartLimitHitAfterTheRestartIsClearedOnceAndRetriedOnce
     EXPECT_EQ(m_fake.count(testing_fakes::CallKind::reset_failed, k_unit), 1);
     EXPECT_EQ(m_fake.restarts(k_unit), 2);
     EXPECT_EQ(report->state.active_state, "active");
+    EXPECT_EQ(report->waited, 2s); // the retry still keeps the spacing
+}
+
+TEST_F(RestartGuardTest, AfterAResetOnlyTheSpacingCountsNotOlderRestarts) {
+    // Four restarts in the last seconds fill the budget of 5 starts in 10 s...
+    {
+        auto fill = guard(0ms);
+        for (int i = 0; i < 4; ++i) {
+            ASSERT_TRUE(fill.restart(k_unit));
+            m_clock.advance(1s);
+        }
+    }
+    // ...but the unit is in start-limit-hit now: reset-failed clears systemd's counter too.
+    m_fake.unit(k_unit).active_state = "failed";
+    m_fake.unit(k_unit).result = "start-limit-hit";
+    const auto report = guard(2s).restart(k_unit);
+    ASSERT_TRUE(report) << report.error().message();
+    EXPECT_TRUE(report->cleared_start_limit);
+    EXPECT_EQ(report->result, JobResult::done);
+    EXPECT_EQ(report->waited, 1s); // spacing from the latest restart, not the burst window
+    const auto history = RestartHistory::load(m_history);
+    ASSERT_TRUE(history);
+    EXPECT_EQ(history->of(k_unit).size(), 2u);
 }
 
 TEST_F(RestartGuardTest, NeverLoopsWhenTheLimitIsHitAgain) {
