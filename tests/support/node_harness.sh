@@ -7,6 +7,9 @@
 #   node_up "$dir"                  # dbus-daemon + systemd --user + containerd.service; registers
 #                                   # node_down on EXIT (the folder is kept when the script fails)
 #
+# Helpers: node_unit_prop NAME, node_wait_active [SECONDS], node_unit_dropin NAME [TEXT],
+# node_pause_image, node_busybox_rootfs DIR, node_cri_client ARGS..., node_wait_for SECONDS CMD...
+#
 # With common.sh: call sk_init first, then `node_up "$T/node"`; node_down runs sk_init's cleanup
 # after the node is down.
 #
