@@ -185,6 +185,29 @@ TEST_F(ArchiveUnpack, CompressionBombStopsAtTheTotalLimit) {
     EXPECT_LE(written, 30'000'000u);
 }
 
+// A zip whose headers claim 1000 bytes for a 20 MB entry: the limit holds on what is written.
+TEST_F(ArchiveUnpack, LyingZipHeaderCannotBypassTheLimit) {
+    sh("python3 - <<'EOF'\n"
+       "import struct, zipfile\n"
+       "with zipfile.ZipFile('liar.zip', 'w', zipfile.ZIP_DEFLATED) as z:\n"
+       "    z.writestr('containerd-shim-demo-v2', bytes(20_000_000))\n"
+       "data = bytearray(open('liar.zip', 'rb').read())\n"
+       "for sig, offset in ((b'PK\\x03\\x04', 22), (b'PK\\x01\\x02', 24)):\n"
+       "    at = data.find(sig)\n"
+       "    struct.pack_into('<I', data, at + offset, 1000)\n"
+       "open('liar.zip', 'wb').write(data)\n"
+       "EOF");
+    auto result = unpack_file("liar.zip", UnpackLimits{.max_entry_size = 1'000'000});
+    // libarchive inflates past the claimed size; the bytes counted while writing stop it.
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error().code(), util::ErrorCode::archive);
+    EXPECT_NE(result.error().message().find("unpacks to more than the limit of 1000000 bytes"),
+              std::string::npos)
+        << result.error().message();
+    std::error_code ec;
+    EXPECT_LE(fs::file_size(dest() / "containerd-shim-demo-v2", ec), 1'000'000u);
+}
+
 TEST_F(ArchiveUnpack, DestinationMustExist) {
     make_release_tree();
     sh("tar -C src -cf a.tar .");
