@@ -3,6 +3,7 @@
 // byte for byte. SHIMKEEPER_UPDATE_GOLDENS=1 rewrites the goldens (review them with git diff).
 #include "shimkeeper/containerd/config_edit.hpp"
 #include "shimkeeper/containerd/config_facts.hpp"
+#include "shimkeeper/containerd/diff.hpp"
 #include "shimkeeper/containerd/toml_text.hpp"
 #include "shimkeeper/containerd/toml_tree.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
@@ -213,6 +214,23 @@ TEST(ContainerdEdit, DefaultRuncIsAddedWhenTheFileLacksItAndLeavesWithTheLastShi
     auto own = sc::edit_config_text(read_fixture("v2.toml"), target_for(2), {spin()});
     ASSERT_TRUE(own.has_value());
     EXPECT_EQ(own->find("@default-runtime"), std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+TEST(ContainerdDiff, HunksHaveThreeLinesOfContext) {
+    sc::FileChange change{"/etc/c.toml", "a\nb\nc\nd\ne\nf\ng\nh\ni\n",
+                          "a\nb\nc\nd\nX\nf\ng\nh\ni\n", false};
+    EXPECT_EQ(sc::unified_diff(change), "--- a/etc/c.toml\n+++ b/etc/c.toml\n"
+                                        "@@ -2,7 +2,7 @@\n b\n c\n d\n-e\n+X\n f\n g\n h\n");
+    change.after = std::nullopt;
+    change.before = "x\r\ny\r\n";
+    EXPECT_EQ(sc::unified_diff(change),
+              "--- a/etc/c.toml\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-x\n-y\n");
+    change.after = change.before;
+    EXPECT_EQ(sc::unified_diff(change), "");
 }
 
 } // namespace

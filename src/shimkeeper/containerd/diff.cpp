@@ -54,10 +54,10 @@ std::vector<Op> edit_script(const std::vector<std::string>& a, const std::vector
     while (i < n || j < m) {
         if (i < n && j < m && a[prefix + i] == b[prefix + j]) {
             ops.push_back({' ', prefix + i++, prefix + j++});
-        } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-            ops.push_back({'+', prefix + i, prefix + j++});
+        } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+            ops.push_back({'-', prefix + i++, prefix + j}); // deletions first, as diff -u
         } else {
-            ops.push_back({'-', prefix + i++, prefix + j});
+            ops.push_back({'+', prefix + i, prefix + j++});
         }
     }
     for (std::size_t k = 0; k < suffix; ++k) {
