@@ -177,7 +177,7 @@ util::Expected<UnpackResult> unpack_entries(struct archive* reader, const fs::pa
         if (rc == ARCHIVE_EOF) {
             return result;
         }
-        if (rc < ARCHIVE_WARN) {
+        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
             return std::unexpected(archive_failure(reader, "cannot read " + artifact.string() +
                                                                " after " + std::to_string(count) +
                                                                " entries"));
@@ -188,7 +188,15 @@ util::Expected<UnpackResult> unpack_entries(struct archive* reader, const fs::pa
                                   std::to_string(budget.limits.max_entries) + " entries");
         }
         const char* raw = archive_entry_pathname(entry);
-        std::string path = TRY(checked_entry_path(raw != nullptr ? raw : ""));
+        if (raw == nullptr) {
+            raw = archive_entry_pathname_utf8(entry);
+        }
+        if (raw == nullptr) {
+            return util::fail(util::ErrorCode::archive, "entry #" + std::to_string(count) + " of " +
+                                                            artifact.string() +
+                                                            " has a path libarchive cannot decode");
+        }
+        std::string path = TRY(checked_entry_path(raw));
         mode_t type = archive_entry_filetype(entry);
         if (const char* target = archive_entry_hardlink(entry); target != nullptr) {
             return util::fail(util::ErrorCode::archive, "entry '" + path + "' is a hard link to '" +
@@ -208,6 +216,9 @@ util::Expected<UnpackResult> unpack_entries(struct archive* reader, const fs::pa
             result.files.push_back(UnpackedFile{path, 0, false, EntryKind::directory, {}});
         } else if (type == AE_IFLNK) {
             const char* target = archive_entry_symlink(entry);
+            if (target == nullptr) {
+                target = archive_entry_symlink_utf8(entry);
+            }
             std::string link_target = target != nullptr ? target : "";
             if (std::string problem = symlink_target_problem(path, link_target); !problem.empty()) {
                 return util::fail(util::ErrorCode::archive, "entry " + problem);
