@@ -116,6 +116,15 @@ util::Expected<void> SafeTree::make_symlink(const std::string& path, const std::
     return {};
 }
 
+util::Expected<void> finish_file(int fd, mode_t mode, const std::string& path) {
+    // mode & 0777: setuid, setgid and sticky bits never survive unpacking.
+    if (::fchmod(fd, mode & 0777) != 0 || ::fsync(fd) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot finish unpacked file '" + path + "'", errno));
+    }
+    return {};
+}
+
 util::Expected<void> write_all(int fd, const char* data, std::size_t size,
                                const std::string& what) {
     while (size > 0) {

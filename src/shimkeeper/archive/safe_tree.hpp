@@ -38,6 +38,10 @@ private:
     util::Fd m_fd;
 };
 
+// Sets the final mode of a file made by create_file (mode & 0777: setuid, setgid and sticky
+// bits never survive unpacking) and fsyncs it.
+util::Expected<void> finish_file(int fd, mode_t mode, const std::string& path);
+
 // Writes all of `data` to `fd`; `what` names the file in errors.
 util::Expected<void> write_all(int fd, const char* data, std::size_t size, const std::string& what);
 

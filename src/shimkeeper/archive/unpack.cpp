@@ -1,6 +1,8 @@
 #include "shimkeeper/archive/unpack.hpp"
 
 #include "shimkeeper/archive/archive_handles.hpp"
+#include "shimkeeper/archive/bare_artifact.hpp"
+#include "shimkeeper/archive/budget.hpp"
 #include "shimkeeper/archive/safe_tree.hpp"
 #include "shimkeeper/util/fd.hpp"
 
@@ -19,118 +21,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t k_block_size = 64 * 1024;
 // libarchive reports "Unrecognized archive format" with ARCHIVE_ERRNO_FILE_FORMAT, which its
 // public header leaves undefined; on Linux (no EFTYPE) libarchive defines it as EILSEQ.
 constexpr int k_errno_not_an_archive = EILSEQ;
-
-// Running totals shared by every entry of one unpack.
-struct Budget {
-    const UnpackLimits& limits;
-    std::uint64_t total = 0;
-};
-
-util::Expected<void> account(Budget& budget, std::uint64_t& entry_bytes, std::size_t chunk,
-                             const std::string& path) {
-    entry_bytes += chunk;
-    budget.total += chunk;
-    if (entry_bytes > budget.limits.max_entry_size) {
-        return util::fail(util::ErrorCode::archive,
-                          "entry '" + path + "' unpacks to more than the limit of " +
-                              std::to_string(budget.limits.max_entry_size) + " bytes");
-    }
-    if (budget.total > budget.limits.max_total_size) {
-        return util::fail(util::ErrorCode::archive,
-                          "the archive unpacks to more than the limit of " +
-                              std::to_string(budget.limits.max_total_size) +
-                              " bytes in total (reached at entry '" + path + "')");
-    }
-    return {};
-}
-
-util::Expected<void> finish_file(int fd, mode_t mode, const std::string& path) {
-    // mode & 0777: setuid, setgid and sticky bits never survive unpacking.
-    if (::fchmod(fd, mode & 0777) != 0 || ::fsync(fd) != 0) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot finish unpacked file '" + path + "'", errno));
-    }
-    return {};
-}
-
-// First bytes of the artifact: ELF binaries and scripts skip libarchive's format detection.
-util::Expected<std::string> read_magic(const fs::path& artifact) {
-    util::Fd fd(::open(artifact.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot open artifact " + artifact.string(), errno));
-    }
-    std::array<char, 4> head{};
-    ssize_t n = ::read(fd.get(), head.data(), head.size());
-    if (n < 0) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot read artifact " + artifact.string(), errno));
-    }
-    return std::string(head.data(), static_cast<std::size_t>(n));
-}
-
-// True when libarchive finds a compression filter (gzip, xz, ...) around data that is not a
-// tar or zip archive: such a file is neither an archive we accept nor a runnable binary.
-std::optional<std::string> compression_of(const fs::path& artifact) {
-    ArchiveReadPtr probe(archive_read_new());
-    archive_read_support_filter_all(probe.get());
-    archive_read_support_format_raw(probe.get());
-    if (archive_read_open_filename(probe.get(), artifact.c_str(), k_block_size) != ARCHIVE_OK) {
-        return std::nullopt;
-    }
-    if (archive_filter_count(probe.get()) > 1) {
-        return std::string(archive_filter_name(probe.get(), 0));
-    }
-    return std::nullopt;
-}
-
-util::Expected<UnpackResult> copy_bare(const fs::path& artifact, SafeTree& tree,
-                                       const std::string& bare_name, Budget& budget) {
-    std::string name = TRY(checked_entry_path(bare_name));
-    if (name == "." || name.find('/') != std::string::npos) {
-        return util::fail(util::ErrorCode::invalid_input,
-                          "binary name '" + bare_name + "' must be a plain file name");
-    }
-    util::Fd in(::open(artifact.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!in) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot open artifact " + artifact.string(), errno));
-    }
-    util::Fd out = TRY(tree.create_file(name));
-    std::array<char, k_block_size> buffer{};
-    std::uint64_t size = 0;
-    for (;;) {
-        ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return std::unexpected(util::Error::from_errno(
-                util::ErrorCode::io, "cannot read artifact " + artifact.string(), errno));
-        }
-        if (n == 0) {
-            break;
-        }
-        TRY(account(budget, size, static_cast<std::size_t>(n), name));
-        TRY(write_all(out.get(), buffer.data(), static_cast<std::size_t>(n), name));
-    }
-    TRY(finish_file(out.get(), 0755, name));
-    return UnpackResult{{UnpackedFile{name, size, true, EntryKind::file, {}}}, false};
-}
 
 util::Expected<UnpackedFile> write_regular(struct archive* reader, struct archive_entry* entry,
                                            const std::string& path, SafeTree& tree,
                                            Budget& budget) {
     if (archive_entry_size_is_set(entry) != 0 && archive_entry_size(entry) >= 0 &&
-        static_cast<std::uint64_t>(archive_entry_size(entry)) > budget.limits.max_entry_size) {
+        static_cast<std::uint64_t>(archive_entry_size(entry)) > budget.limits().max_entry_size) {
         return util::fail(
             util::ErrorCode::archive,
             "entry '" + path + "' declares " + std::to_string(archive_entry_size(entry)) +
-                " bytes, more than the limit of " + std::to_string(budget.limits.max_entry_size));
+                " bytes, more than the limit of " + std::to_string(budget.limits().max_entry_size));
     }
     util::Fd out = TRY(tree.create_file(path));
     std::array<char, k_block_size> buffer{};
@@ -143,7 +46,7 @@ util::Expected<UnpackedFile> write_regular(struct archive* reader, struct archiv
         if (n == 0) {
             break;
         }
-        TRY(account(budget, size, static_cast<std::size_t>(n), path));
+        TRY(budget.account(size, static_cast<std::size_t>(n), path));
         TRY(write_all(out.get(), buffer.data(), static_cast<std::size_t>(n), path));
     }
     mode_t mode = archive_entry_perm(entry);
@@ -182,10 +85,10 @@ util::Expected<UnpackResult> unpack_entries(struct archive* reader, const fs::pa
                                                                " after " + std::to_string(count) +
                                                                " entries"));
         }
-        if (++count > budget.limits.max_entries) {
+        if (++count > budget.limits().max_entries) {
             return util::fail(util::ErrorCode::archive,
                               artifact.string() + " has more than the limit of " +
-                                  std::to_string(budget.limits.max_entries) + " entries");
+                                  std::to_string(budget.limits().max_entries) + " entries");
         }
         const char* raw = archive_entry_pathname(entry);
         if (raw == nullptr) {
@@ -238,7 +141,7 @@ util::Expected<UnpackResult> unpack_entries(struct archive* reader, const fs::pa
 util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& dest,
                                     const std::string& bare_name, const UnpackLimits& limits) {
     SafeTree tree = TRY(SafeTree::open(dest));
-    Budget budget{limits};
+    Budget budget(limits);
     std::string magic = TRY(read_magic(artifact));
     if (magic.empty()) {
         return util::fail(util::ErrorCode::archive,
@@ -247,7 +150,7 @@ util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& de
     if (magic.starts_with("\x7f"
                           "ELF") ||
         magic.starts_with("#!")) {
-        return copy_bare(artifact, tree, bare_name, budget);
+        return copy_bare_executable(artifact, tree, bare_name, budget);
     }
     ArchiveReadPtr reader(archive_read_new());
     if (!reader) {
@@ -261,13 +164,13 @@ util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& de
             return std::unexpected(
                 archive_failure(reader.get(), "cannot read " + artifact.string()));
         }
-        if (auto filter = compression_of(artifact)) {
+        if (auto filter = compression_filter_of(artifact)) {
             return util::fail(util::ErrorCode::archive,
                               artifact.string() + " is " + *filter +
                                   "-compressed but holds no tar or zip archive; ship a .tar." +
                                   *filter + ", a .zip or the bare executable");
         }
-        return copy_bare(artifact, tree, bare_name, budget);
+        return copy_bare_executable(artifact, tree, bare_name, budget);
     }
     auto result = unpack_entries(reader.get(), artifact, tree, budget);
     if (result && archive_read_close(reader.get()) != ARCHIVE_OK) {
