@@ -1,5 +1,6 @@
 #include "shimkeeper/containerd/config_edit.hpp"
 
+#include "shimkeeper/containerd/default_runtime.hpp"
 #include "shimkeeper/containerd/edit_check.hpp"
 #include "shimkeeper/containerd/managed_block.hpp"
 #include "shimkeeper/containerd/toml_tree.hpp"
@@ -134,52 +135,6 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
         }
     }
     return {};
-}
-
-// containerd 1.x decodes a config's `runtimes` table into a fresh map, so a file that names any
-// runtime loses the built-in "runc" unless it names that too; CRI then fails to load ("no
-// corresponding runtime configured in `containerd.runtimes` for `containerd`
-// `default_runtime_name`"), which is not fatal, so containerd runs on without CRI. Seen with
-// Debian's 1.6.20. So when the user's own content does not define the default runtime, a block
-// named k_default_runtime_block defines runc as containerd's default has it. Not needed for a
-// drop-in (2.x merges) or a template rendering k3s/rke2's base (which defines runc).
-bool needs_default_runtime(const std::vector<std::string>& lines, const EditTarget& target,
-                           const std::vector<DesiredRuntime>& desired) {
-    if (desired.empty() || target.drop_in || target.root_config != nullptr) {
-        return false;
-    }
-    for (const auto& runtime : desired) {
-        if (runtime.handler == "runc") {
-            return false;
-        }
-    }
-    auto user = user_lines(lines);
-    if (target.masking == Masking::go_template) {
-        for (const auto& line : user) {
-            if (line.find("{{") != std::string::npos &&
-                line.find("template") != std::string::npos) {
-                return false;
-            }
-        }
-    }
-    auto tree = parse_toml(join_lines(mask_lines(user, target.masking)), target.label);
-    if (!tree) {
-        return false;
-    }
-    KeyPath containerd_path(target.runtimes_path.begin(), target.runtimes_path.end() - 1);
-    const toml::table* containerd = find_table(*tree, containerd_path);
-    std::string name = "runc";
-    if (containerd != nullptr) {
-        if (containerd->contains("default_runtime")) {
-            return false; // version 1's own default runtime entry
-        }
-        if (const auto* configured = containerd->get("default_runtime_name")) {
-            name = configured->value_or(std::string("runc"));
-        }
-    }
-    KeyPath runc_path = target.runtimes_path;
-    runc_path.push_back("runc");
-    return name == "runc" && find_node(*tree, runc_path) == nullptr;
 }
 
 } // namespace
