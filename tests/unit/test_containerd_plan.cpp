@@ -5,6 +5,7 @@
 #include "shimkeeper/containerd/diff.hpp"
 #include "shimkeeper/containerd/plan.hpp"
 #include "shimkeeper/containerd/program.hpp"
+#include "shimkeeper/containerd/report.hpp"
 #include "shimkeeper/containerd/write.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
@@ -244,6 +245,27 @@ TEST_F(Plan, Containerd2WithImportsGetsADropInAndStaleRootBlocksGoAway) {
         << "2.x merges drop-ins: runc stays";
     EXPECT_EQ(changes[1].node_path, "/etc/containerd/config.toml");
     EXPECT_EQ(changes[1].after, imports) << "the root gets back exactly its own content";
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(Plan, JsonReportsTheSameAsText) {
+    auto d = detect();
+    auto changes = plan(d, {spin()});
+    auto json = sc::plan_json(d, changes);
+    ASSERT_EQ(json["files"].size(), 1u);
+    EXPECT_EQ(json["files"][0]["path"], "/etc/containerd/config.toml");
+    EXPECT_EQ(json["files"][0]["action"], "create");
+    EXPECT_EQ(json["files"][0]["diff"], sc::unified_diff(changes.front()));
+    EXPECT_EQ(json["restart_needed"], true);
+    EXPECT_EQ(sc::plan_json(d, {})["restart_needed"], false);
+
+    auto status = sc::detection_json(d);
+    EXPECT_EQ(status["flavor"], "containerd");
+    EXPECT_EQ(status["binary_version"].get<std::string>().substr(0, 4), "1.6.");
+    EXPECT_FALSE(status["reasons"].empty());
 }
 
 } // namespace
