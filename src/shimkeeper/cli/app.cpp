@@ -45,6 +45,9 @@ int run_app(int argc, char** argv) {
     add_plan_command(app, options, exit_code);
     add_fetch_command(app, options, exit_code);
     add_status_command(app, options, exit_code);
+    add_apply_command(app, options, exit_code);
+    add_rollback_command(app, options, exit_code);
+    add_run_command(app, options, exit_code);
 
     try {
         app.parse(argc, argv);

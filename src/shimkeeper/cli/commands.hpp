@@ -12,6 +12,9 @@ void add_version_command(CLI::App& app, const GlobalOptions& options, int& exit_
 void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
 void add_fetch_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
 void add_status_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
+void add_apply_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
+void add_rollback_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
+void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
 
 // Runs a command body with a fresh Context; reports an Error on stderr and maps it to an exit code.
 int run_with_context(const GlobalOptions& options,

@@ -2,13 +2,25 @@
 
 namespace shimkeeper::cli {
 
+util::HostRoot host_root_of(const GlobalOptions& options) {
+    // Absolute, so that paths handed to child processes (the pre-flight exec) resolve anywhere.
+    return util::HostRoot{options.root.empty() ? std::filesystem::path()
+                                               : std::filesystem::absolute(options.root)};
+}
+
+std::filesystem::path agent_config_of(const GlobalOptions& options, const util::HostRoot& root) {
+    // -c FILE is a path of this process (not prefixed); shims.d/ sits beside it.
+    return options.config.empty() ? root.on_host(k_default_agent_config)
+                                  : std::filesystem::path(options.config);
+}
+
+util::Log log_of(const GlobalOptions& options) {
+    util::LogLevel level = util::LogLevel::info;
+    util::parse_log_level(options.log_level, level); // CLI11 already checked the value
+    return util::Log(level);
+}
+
 util::Expected<Context> make_context(const GlobalOptions& options) {
-    util::LogLevel level{};
-    if (!util::parse_log_level(options.log_level, level)) {
-        return util::fail(util::ErrorCode::invalid_input,
-                          "--log-level '" + options.log_level +
-                              "' is not one of debug, info, warning, error");
-    }
     OutputFormat output = OutputFormat::text;
     if (options.output == "json") {
         output = OutputFormat::json;
@@ -16,23 +28,21 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
         return util::fail(util::ErrorCode::invalid_input,
                           "-o '" + options.output + "' is not one of text, json");
     }
-    util::HostRoot root{std::filesystem::path(options.root)};
+    util::HostRoot root = host_root_of(options);
     if (!options.root.empty() && !std::filesystem::is_directory(options.root)) {
         return util::fail(util::ErrorCode::invalid_input,
                           "--root " + options.root + " is not a directory");
     }
 
-    // -c FILE is a path of this process (not prefixed); shims.d/ sits beside it.
     spec::LoadRequest request;
     request.agent_config_required = !options.config.empty();
-    request.agent_config = options.config.empty() ? root.on_host(k_default_agent_config)
-                                                  : std::filesystem::path(options.config);
+    request.agent_config = agent_config_of(options, root);
     request.shims_dir = request.agent_config.parent_path() / "shims.d";
     request.arch = spec::node_architecture();
     auto desired = TRY(spec::load_desired_state(request));
 
     store::Store store(root, desired.settings.store.dir);
-    return Context{root, util::Log(level), output, std::move(desired), std::move(store)};
+    return Context{root, log_of(options), output, std::move(desired), std::move(store)};
 }
 
 } // namespace shimkeeper::cli

@@ -32,6 +32,12 @@ struct Context {
     store::Store store;
 };
 
+// The pieces of a Context that need no file: --root made absolute, the agent config path
+// (-c as given, else the default under the root), the Log.
+util::HostRoot host_root_of(const GlobalOptions& options);
+std::filesystem::path agent_config_of(const GlobalOptions& options, const util::HostRoot& root);
+util::Log log_of(const GlobalOptions& options);
+
 // Loads the desired state and opens the store; errors are bad input (exit 2) or I/O (exit 1).
 util::Expected<Context> make_context(const GlobalOptions& options);
 

@@ -28,22 +28,8 @@ private:
 util::Expected<std::string> find_binary_in_store(const store::Store& store,
                                                  const spec::ShimSpec& shim,
                                                  const std::string& digest) {
-    // Describe the stored files the way unpack() would, so the same lookup rules apply.
     const std::filesystem::path dir = store.artifact_dir(digest);
-    archive::UnpackResult listing;
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file(ec)) {
-            auto perms = it->status(ec).permissions();
-            archive::UnpackedFile file;
-            file.path = it->path().lexically_relative(dir).string();
-            file.size = it->file_size(ec);
-            file.executable =
-                (perms & std::filesystem::perms::owner_exec) != std::filesystem::perms::none;
-            listing.files.push_back(std::move(file));
-        }
-    }
+    auto listing = TRY(store.artifact_listing(digest));
     auto found = store::locate_binary(listing, dir, shim.binary);
     if (!found) {
         return std::unexpected(

@@ -165,10 +165,14 @@ util::Expected<void> Store::link_binary(const std::string& binary, const std::st
                           "cannot link " + binary + ": " + host_target.string() +
                               " is not a file in the store; fetch the shim again");
     }
+    return link_to(binary, binary_target_node_path(digest, binary_path).string());
+}
+
+util::Expected<void> Store::link_to(const std::string& binary, const std::string& target) const {
+    TRY(check_binary_name(binary));
     TRY(util::create_directories(bin_dir()));
     fs::path link = bin_dir() / binary;
     fs::path temp = bin_dir() / ("." + binary + ".tmp-" + random_suffix());
-    std::string target = binary_target_node_path(digest, binary_path).string();
     if (::symlink(target.c_str(), temp.c_str()) != 0) {
         return std::unexpected(util::Error::from_errno(
             util::ErrorCode::io, "cannot create symlink " + temp.string(), errno));

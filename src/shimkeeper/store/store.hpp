@@ -49,6 +49,8 @@ public:
     // temp name, then renamed over the old one, so a reader sees the old target or the new.
     util::Expected<void> link_binary(const std::string& binary, const std::string& digest,
                                      const std::string& binary_path) const;
+    // bin/<binary> -> `target` (a node path), atomically; restores a journal's before-state.
+    util::Expected<void> link_to(const std::string& binary, const std::string& target) const;
     // Removes bin/<binary>; a missing link is fine, anything but a symlink is refused.
     util::Expected<void> unlink_binary(const std::string& binary) const;
     std::optional<std::string> binary_link_target(const std::string& binary) const; // node path

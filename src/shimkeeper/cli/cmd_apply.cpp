@@ -1,0 +1,40 @@
+// `shimkeeper apply`: one reconcile, then exit. 0 converged, 1 failed (and rolled back),
+// 2 bad input. `--no-restart` edits files and leaves the restart to the operator.
+#include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/node_edges.hpp"
+#include "shimkeeper/cli/transaction_report.hpp"
+#include "shimkeeper/reconcile/recovery.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
+
+#include <memory>
+
+namespace shimkeeper::cli {
+
+util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart) {
+    auto edges = TRY(NodeEdges::open(ctx, restart));
+    auto node = edges->node();
+    auto recovery = TRY(reconcile::recover(node, restart));
+    if (recovery.needed) {
+        ctx.log.warning("recovered interrupted transaction " + recovery.entry.id + ": " +
+                        recovery.entry.reason);
+    }
+    auto outcome = TRY(reconcile::execute(node, ctx.desired.shims, "apply", restart));
+    print_outcome(ctx, outcome, restart);
+    return outcome.exit_code();
+}
+
+void add_apply_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
+    auto* cmd = app.add_subcommand(
+        "apply", "one reconcile, then exit: 0 converged, 1 failed and rolled back, 2 bad input");
+    auto no_restart = std::make_shared<bool>(false);
+    cmd->add_flag("--no-restart", *no_restart,
+                  "fetch, store, switch links and edit containerd's config, but leave the "
+                  "restart to the operator");
+    cmd->callback([&options, &exit_code, no_restart] {
+        const auto restart = *no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
+        exit_code = run_with_context(
+            options, [restart](Context& ctx) { return apply_desired_state(ctx, restart); });
+    });
+}
+
+} // namespace shimkeeper::cli

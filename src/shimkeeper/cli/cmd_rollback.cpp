@@ -1,0 +1,58 @@
+// `shimkeeper rollback`: back to the generation before the current one, with the same
+// guarantees as apply (journal, restart, health check, roll back the rollback if unhealthy).
+#include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/node_edges.hpp"
+#include "shimkeeper/cli/transaction_report.hpp"
+#include "shimkeeper/reconcile/recovery.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
+
+#include <memory>
+
+namespace shimkeeper::cli {
+
+namespace {
+
+util::Expected<int> roll_back(Context& ctx, reconcile::Restart restart) {
+    auto edges = TRY(NodeEdges::open(ctx, restart));
+    auto node = edges->node();
+    TRY(reconcile::recover(node, restart));
+    auto state = TRY(ctx.store.load_state());
+    const store::Generation* current = state.current_generation();
+    const store::Generation* previous = nullptr;
+    for (const auto& generation : state.generations) {
+        if (current != nullptr && generation.number < current->number) {
+            previous = &generation;
+        }
+    }
+    if (previous == nullptr) {
+        return util::fail(util::ErrorCode::invalid_input,
+                          current ? "generation " + std::to_string(current->number) +
+                                        " is the oldest one kept; there is nothing to roll back to"
+                                  : std::string("nothing is installed; there is nothing to roll "
+                                                "back to"));
+    }
+    auto target = TRY(reconcile::specs_of(*previous));
+    auto outcome = TRY(reconcile::execute(node, target, "rollback", restart, previous->number));
+    print_outcome(ctx, outcome, restart);
+    if (outcome.exit_code() == 0) {
+        ctx.log.info("note: the desired-state files still declare what generation " +
+                     std::to_string(current->number) +
+                     " held; the next apply (or the daemon) returns to it unless they change");
+    }
+    return outcome.exit_code();
+}
+
+} // namespace
+
+void add_rollback_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
+    auto* cmd = app.add_subcommand("rollback", "go back to the previous generation");
+    auto no_restart = std::make_shared<bool>(false);
+    cmd->add_flag("--no-restart", *no_restart, "switch files only; do not restart containerd");
+    cmd->callback([&options, &exit_code, no_restart] {
+        const auto restart = *no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
+        exit_code =
+            run_with_context(options, [restart](Context& ctx) { return roll_back(ctx, restart); });
+    });
+}
+
+} // namespace shimkeeper::cli

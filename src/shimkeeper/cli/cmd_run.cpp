@@ -1,0 +1,89 @@
+// `shimkeeper run`: the daemon. Each reconcile reloads the desired state from disk (files may
+// have changed) and runs the same transaction as `apply`; the loop itself lives in daemon/.
+#include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/node_edges.hpp"
+#include "shimkeeper/cli/transaction_report.hpp"
+#include "shimkeeper/daemon/daemon.hpp"
+#include "shimkeeper/daemon/status_text.hpp"
+#include "shimkeeper/reconcile/recovery.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
+
+namespace shimkeeper::cli {
+
+namespace {
+
+daemon::ReconcileOutcome failed(const util::Error& error) {
+    return {false, false, error.message(), {{"error", error.message()}}};
+}
+
+daemon::ReconcileOutcome recover_once(const GlobalOptions& options) {
+    auto ctx = make_context(options);
+    if (!ctx) {
+        return failed(ctx.error());
+    }
+    auto edges = NodeEdges::open(*ctx, reconcile::Restart::yes);
+    if (!edges) {
+        return failed(edges.error());
+    }
+    auto recovery = reconcile::recover((*edges)->node(), reconcile::Restart::yes);
+    if (!recovery) {
+        return failed(recovery.error());
+    }
+    std::string summary = recovery->needed ? "recovered transaction " + recovery->entry.id + ": " +
+                                                 recovery->entry.reason
+                                           : "no interrupted transaction";
+    return {true, recovery->needed, summary, {{"recovery", summary}}};
+}
+
+daemon::ReconcileOutcome reconcile_once(const GlobalOptions& options) {
+    auto ctx = make_context(options);
+    if (!ctx) {
+        return failed(ctx.error());
+    }
+    auto edges = NodeEdges::open(*ctx, reconcile::Restart::yes);
+    if (!edges) {
+        return failed(edges.error());
+    }
+    auto outcome =
+        reconcile::execute((*edges)->node(), ctx->desired.shims, "apply", reconcile::Restart::yes);
+    if (!outcome) {
+        return failed(outcome.error());
+    }
+    auto status = outcome_to_json(*outcome);
+    if (outcome->exit_code() != 0) {
+        return {false, outcome->changed, outcome->reason, status};
+    }
+    std::vector<std::string> handlers;
+    for (const auto& shim : ctx->desired.shims) {
+        handlers.push_back(shim.handler);
+    }
+    status["handlers"] = handlers;
+    return {true, outcome->changed,
+            daemon::converged_status(handlers, static_cast<std::uint64_t>(outcome->generation)),
+            status};
+}
+
+} // namespace
+
+void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
+    auto* cmd = app.add_subcommand(
+        "run", "the daemon: keeps the node converged (systemd Type=notify, watchdog)");
+    auto status_file = std::make_shared<std::string>("/run/shimkeeper/status.json");
+    cmd->add_option("--status-file", *status_file,
+                    "where the current state is kept as JSON (under --root)")
+        ->capture_default_str();
+    cmd->callback([&options, &exit_code, status_file] {
+        // No desired state is loaded here: a broken file must not keep the daemon from starting
+        // (systemd would restart it in a loop); each reconcile loads it and reports failures.
+        const util::HostRoot root = host_root_of(options);
+        const std::filesystem::path agent_config = agent_config_of(options, root);
+        daemon::DaemonConfig config;
+        config.watch_paths = {agent_config, agent_config.parent_path() / "shims.d"};
+        config.status_file = root.on_host(*status_file);
+        exit_code = daemon::run_daemon(
+            config, [&options] { return recover_once(options); },
+            [&options] { return reconcile_once(options); }, log_of(options));
+    });
+}
+
+} // namespace shimkeeper::cli

@@ -1,0 +1,30 @@
+// The edges of one node that a transaction drives, gathered so that the business logic can be
+// run against fakes (systemd, containerd's API, the downloader) while files stay real.
+#pragma once
+
+#include "shimkeeper/containerd/detection.hpp"
+#include "shimkeeper/fetch/downloader.hpp"
+#include "shimkeeper/health/containerd_client.hpp"
+#include "shimkeeper/spec/agent_settings.hpp"
+#include "shimkeeper/store/store.hpp"
+#include "shimkeeper/systemd/restart_guard.hpp"
+#include "shimkeeper/util/host_root.hpp"
+#include "shimkeeper/util/log.hpp"
+
+namespace shimkeeper::reconcile {
+
+// Restart::no is `apply --no-restart` and `bake`: files change, containerd is left alone.
+enum class Restart { yes, no };
+
+struct Node {
+    util::HostRoot root;
+    const spec::AgentSettings& settings;
+    const store::Store& store;
+    const containerd::Detection& detection;
+    fetch::Downloader& downloader;
+    health::ContainerdClient* containerd = nullptr; // required with Restart::yes
+    systemd::RestartGuard* restarts = nullptr;      // required with Restart::yes
+    const util::Log& log;
+};
+
+} // namespace shimkeeper::reconcile

@@ -1,0 +1,20 @@
+// Crash recovery: every start of `apply` and `run` first looks at the journal. An entry still
+// in progress means a process died mid-transaction; the node is taken back to the before-state
+// recorded there (old, never a mix), restarting containerd only if what it runs differs.
+#pragma once
+
+#include "shimkeeper/reconcile/journal.hpp"
+#include "shimkeeper/reconcile/node.hpp"
+
+#include <optional>
+
+namespace shimkeeper::reconcile {
+
+struct Recovery {
+    bool needed = false;
+    JournalEntry entry; // the interrupted transaction, finished now
+};
+
+util::Expected<Recovery> recover(const Node& node, Restart restart);
+
+} // namespace shimkeeper::reconcile

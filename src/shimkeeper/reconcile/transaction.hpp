@@ -1,0 +1,48 @@
+// The node transaction: one apply (or rollback) taken from the desired shims to a committed
+// generation, or back to exactly where the node was.
+//
+//   journal(intent, before) -> fetch -> preflight -> store -> links -> config -> restart
+//   -> health -> commit
+//
+// Everything that can be refused is refused before the first change to the node (staging,
+// config planning and containerd's own validation); any failure after it rolls back files and
+// links atomically, restarts containerd once more if it had been restarted, and checks the old
+// handlers are healthy again.
+#pragma once
+
+#include "shimkeeper/containerd/plan.hpp"
+#include "shimkeeper/reconcile/journal.hpp"
+#include "shimkeeper/reconcile/node.hpp"
+#include "shimkeeper/spec/shim_spec.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::reconcile {
+
+struct Outcome {
+    TxnResult result = TxnResult::committed;
+    bool changed = false; // false: the node already matched, nothing was written
+    int generation = 0;   // the generation in use afterwards (0: none)
+    std::string reason;   // for failed / rolled back
+    int restarts = 0;     // containerd restarts made
+    std::vector<containerd::FileChange> config_changes;
+
+    // 0 committed or nothing to do, 1 failed or rolled back.
+    int exit_code() const { return result == TxnResult::committed ? 0 : 1; }
+};
+
+// Takes the node to `target` (all shims of the new generation). kind: "apply" or "rollback".
+// `existing_generation`: make that stored generation current instead of recording a new one
+// (rollback). Returns an Error only for what was refused before any change (exit 2 for bad
+// input, 1 otherwise); a failure after the first change is an Outcome that was rolled back.
+util::Expected<Outcome> execute(const Node& node, const std::vector<spec::ShimSpec>& target,
+                                const std::string& kind, Restart restart,
+                                std::optional<int> existing_generation = std::nullopt);
+
+// The shims of a stored generation, as specs (rollback's target). Their artifacts are in the
+// store already, so staging them costs no download.
+util::Expected<std::vector<spec::ShimSpec>> specs_of(const store::Generation& generation);
+
+} // namespace shimkeeper::reconcile
