@@ -41,6 +41,7 @@ protected:
     fs::path staging_with(const std::string& content) {
         fs::path staging = m_store->tmp_dir() / ("staging-" + std::to_string(m_counter++));
         fs::create_directories(staging / "bin");
+        fs::permissions(staging, fs::perms(0700)); // as mkdtemp makes it
         std::ofstream(staging / "bin" / "shim") << content;
         fs::permissions(staging / "bin" / "shim", fs::perms(0755));
         return staging;
@@ -74,6 +75,7 @@ TEST_F(StoreTest, CommitMovesTheWholeStagingFolderInOneStep) {
     EXPECT_TRUE(s.has_artifact(k_digest_a));
     EXPECT_EQ(read(s.artifact_dir(k_digest_a) / "bin" / "shim"), "v1");
     EXPECT_EQ(s.artifact_digests(), std::vector<std::string>{k_digest_a});
+    EXPECT_EQ(fs::status(s.artifact_dir(k_digest_a)).permissions(), fs::perms(0755));
 }
 
 TEST_F(StoreTest, SecondCommitOfTheSameDigestKeepsTheFirstAndDropsStaging) {

@@ -9,6 +9,11 @@ namespace shimkeeper::archive {
 
 namespace {
 
+// The permission bits an unpacked entry may keep. Never setuid, setgid or sticky; and never
+// group- or world-writable, because containerd runs the shim as root and a writable binary or
+// directory in the store would let any local user swap the code it runs.
+constexpr mode_t k_kept_mode_bits = 0755;
+
 util::Error entry_errno(const std::string& path, const std::string& what, int err) {
     return util::Error::from_errno(util::ErrorCode::archive, "entry '" + path + "': " + what, err);
 }
@@ -65,7 +70,7 @@ util::Expected<void> SafeTree::make_directory(const std::string& path, mode_t mo
     std::string leaf;
     util::Fd parent = TRY(open_parent(path, leaf));
     // The owner keeps rwx so that later entries fit in and garbage collection can remove it.
-    mode_t wanted = (mode & 0777) | 0700;
+    mode_t wanted = (mode & k_kept_mode_bits) | 0700;
     if (::mkdirat(parent.get(), leaf.c_str(), wanted) != 0) {
         if (errno != EEXIST) {
             return std::unexpected(entry_errno(path, "cannot create directory", errno));
@@ -117,8 +122,7 @@ util::Expected<void> SafeTree::make_symlink(const std::string& path, const std::
 }
 
 util::Expected<void> finish_file(int fd, mode_t mode, const std::string& path) {
-    // mode & 0777: setuid, setgid and sticky bits never survive unpacking.
-    if (::fchmod(fd, mode & 0777) != 0 || ::fsync(fd) != 0) {
+    if (::fchmod(fd, mode & k_kept_mode_bits) != 0 || ::fsync(fd) != 0) {
         return std::unexpected(util::Error::from_errno(
             util::ErrorCode::io, "cannot finish unpacked file '" + path + "'", errno));
     }

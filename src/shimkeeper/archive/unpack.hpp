@@ -1,7 +1,8 @@
 // Safe unpacking of a downloaded shim artifact: tar (plain, gzip, xz, zstd, bzip2) or zip, or a
 // bare executable. libarchive only reads; every byte reaches the disk through SafeTree, so the
 // safety rules are ours: no absolute paths, no "..", no symlink leaving the root, no hard links,
-// devices, FIFOs or sockets, no duplicates, no setuid/setgid/sticky bits, and hard caps on the
+// devices, FIFOs or sockets, no duplicates, no setuid/setgid/sticky bits or group/world write
+// (modes are masked with 0755), and hard caps on the
 // entry count, each entry's size and the total, counted on the bytes actually decompressed.
 #pragma once
 

@@ -118,6 +118,11 @@ util::Expected<void> Store::commit_artifact(const fs::path& staging,
                                             const std::string& digest) const {
     TRY(check_digest(digest));
     TRY(util::create_directories(artifacts_root()));
+    // Staging folders come from mkdtemp (0700); a stored artifact is readable like /usr/bin.
+    if (::chmod(staging.c_str(), 0755) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot set the mode of " + staging.string(), errno));
+    }
     TRY(util::fsync_directory(staging));
     fs::path final_dir = artifact_dir(digest);
     // RENAME_NOREPLACE: a plain rename would silently replace an empty directory of that name.
