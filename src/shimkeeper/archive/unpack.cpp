@@ -105,8 +105,13 @@ util::Expected<UnpackResult> unpack_entries(struct archive* reader, const fs::pa
             return util::fail(util::ErrorCode::archive, "entry '" + path + "' is a hard link to '" +
                                                             target + "'; hard links are refused");
         }
-        if (path == "." && type == AE_IFDIR) {
-            continue; // "./": the root itself, which already exists
+        if (path == ".") {
+            if (type == AE_IFDIR) {
+                continue; // "./": the root itself, which already exists
+            }
+            return util::fail(util::ErrorCode::archive, "entry '" + std::string(raw) +
+                                                            "' names the archive root but is "
+                                                            "not a directory");
         }
         if (!seen.insert(path).second) {
             return util::fail(util::ErrorCode::archive,
@@ -167,8 +172,8 @@ util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& de
         if (auto filter = compression_filter_of(artifact)) {
             return util::fail(util::ErrorCode::archive,
                               artifact.string() + " is " + *filter +
-                                  "-compressed but holds no tar or zip archive; ship a .tar." +
-                                  *filter + ", a .zip or the bare executable");
+                                  "-compressed but holds no tar or zip archive; publish a "
+                                  "compressed tar, a zip or the bare executable");
         }
         return copy_bare_executable(artifact, tree, bare_name, budget);
     }
