@@ -53,3 +53,88 @@ node_handler_binary() {
 node_config_mtime() {
     stat -c %Y.%y "$NODE_CONFIG"
 }
+
+# --- Helpers for the transaction scenarios 2-8 (tests/node/txn_*.sh) ---
+
+# node_count_starts: from now on every start of containerd.service appends a line to
+# $NODE_DIR/starts.log (a unit drop-in with an ExecStartPre), so that a test counts restarts
+# exactly rather than inferring them. Prints nothing; see node_starts.
+node_count_starts() {
+    : >"$NODE_DIR/starts.log"
+    node_unit_dropin 50-count-starts "[Service]
+ExecStartPre=/bin/sh -c 'date +%%s.%%N >>$NODE_DIR/starts.log'"
+}
+
+# node_starts: how many times containerd.service started since node_count_starts.
+node_starts() {
+    wc -l <"$NODE_DIR/starts.log"
+}
+
+# node_unit_identity: the unit's InvocationID and ActiveEnterTimestamp on one line; it changes
+# with every start of containerd.service.
+node_unit_identity() {
+    printf '%s %s\n' "$(node_unit_prop InvocationID)" "$(node_unit_prop ActiveEnterTimestamp)"
+}
+
+# node_journal_field FIELD: one field of shimkeeper's journal (<store>/state/journal.json) as
+# JSON text (strings unquoted); "<none>" when there is no journal.
+node_journal_field() {
+    local file=$NODE_STORE_DIR/state/journal.json
+    if [[ ! -e $file ]]; then
+        echo "<none>"
+        return 0
+    fi
+    python3 -c 'import json, sys
+value = json.load(open(sys.argv[1]))[sys.argv[2]]
+print(value if isinstance(value, str) else json.dumps(value))' "$file" "$1"
+}
+
+# node_files_fingerprint: path, type, size, mtime and content hash of containerd's config folder
+# and everything under shimkeeper's store; equal before and after = nothing was written.
+node_files_fingerprint() {
+    local path type size mtime sum
+    while IFS=$'\t' read -r -d '' path type size mtime; do
+        sum=-
+        [[ $type == f ]] && sum=$(sha256_of "$path")
+        printf '%s %s %s %s %s\n' "$path" "$type" "$size" "$mtime" "$sum"
+    done < <(find "$(dirname "$NODE_CONFIG")" "$NODE_STORE_DIR" -printf '%p\t%y\t%s\t%T@\0' |
+        LC_ALL=C sort -z)
+}
+
+# node_config_parses: containerd itself loads the config file (the fatal class of errors).
+node_config_parses() {
+    containerd --config "$NODE_CONFIG" config dump >/dev/null
+}
+
+# node_config_has_handler HANDLER: the config file holds a runtimes.HANDLER table.
+node_config_has_handler() {
+    node_config_dump_handlers | grep -qxF -- "$1"
+}
+
+# node_config_dump_handlers: the runtime handlers containerd reads from the config, one per line.
+node_config_dump_handlers() {
+    containerd --config "$NODE_CONFIG" config dump |
+        sed -n 's/^ *\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.\([^].]*\)\]$/\1/p' |
+        sed 's/^"\(.*\)"$/\1/'
+}
+
+# node_handler_presence NAME [HANDLER]: "present" when the bin link, the config block and CRI
+# Status all have shim NAME's handler, "absent" when none of them has it, otherwise "mixed: ..."
+# naming which of the three have it.
+node_handler_presence() {
+    local name=$1 handler=${2:-$1} link have=()
+    link=$NODE_STORE_DIR/bin/$(shim_binary_for "$name")
+    [[ -L $link ]] && have+=(link)
+    node_config_has_handler "$handler" && have+=(config)
+    [[ -n "$(node_handler_binary "$handler")" ]] && have+=(cri)
+    case ${#have[@]} in
+    0) echo absent ;;
+    3) echo present ;;
+    *) echo "mixed: ${have[*]}" ;;
+    esac
+}
+
+# node_wait_healthy: containerd answers Version and CRI Status with RuntimeReady.
+node_wait_healthy() {
+    node_cri_client wait-healthy --timeout 30000 >/dev/null
+}
