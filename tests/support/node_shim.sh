@@ -120,13 +120,14 @@ node_config_dump_handlers() {
 
 # node_handler_presence NAME [HANDLER]: "present" when the bin link, the config block and CRI
 # Status all have shim NAME's handler, "absent" when none of them has it, otherwise "mixed: ..."
-# naming which of the three have it.
+# naming which of the three have it. Fails (prints nothing) when CRI Status does not answer.
 node_handler_presence() {
-    local name=$1 handler=${2:-$1} link have=()
+    local name=$1 handler=${2:-$1} link handlers have=()
+    handlers=$(node_cri_handlers) || return 1
     link=$NODE_STORE_DIR/bin/$(shim_binary_for "$name")
     [[ -L $link ]] && have+=(link)
     node_config_has_handler "$handler" && have+=(config)
-    [[ -n "$(node_handler_binary "$handler")" ]] && have+=(cri)
+    grep -qxF -- "$handler" <<<"$handlers" && have+=(cri)
     case ${#have[@]} in
     0) echo absent ;;
     3) echo present ;;
@@ -162,4 +163,25 @@ node_pod_shim_exe() {
     }
     pause=$(node_pod_pause_pid "$pod")
     readlink "/proc/$(ps -o ppid= -p "$pause" | tr -d ' ')/exe"
+}
+
+# node_cri_handlers: the handler names CRI Status lists, one per line; fails when it does not answer.
+node_cri_handlers() {
+    local status
+    status=$(node_cri_client status) || return 1
+    awk -F'\t' '$1 == "handler" { print $2 }' <<<"$status"
+}
+
+# node_cri_has_handler HANDLER: CRI Status answers and lists HANDLER (whatever it points at).
+node_cri_has_handler() {
+    local handlers
+    handlers=$(node_cri_handlers) || return 2
+    grep -qxF -- "$1" <<<"$handlers"
+}
+
+# node_cri_lacks_handler HANDLER: CRI Status answers and does not list HANDLER.
+node_cri_lacks_handler() {
+    local handlers
+    handlers=$(node_cri_handlers) || return 2
+    ! grep -qxF -- "$1" <<<"$handlers"
 }
