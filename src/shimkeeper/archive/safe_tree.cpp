@@ -122,7 +122,7 @@ util::Expected<void> SafeTree::make_symlink(const std::string& path, const std::
 }
 
 util::Expected<void> finish_file(int fd, mode_t mode, const std::string& path) {
-    if (::fchmod(fd, mode & k_kept_mode_bits) != 0 || ::fsync(fd) != 0) {
+    if (::fchmod(fd, mode & k_kept_mode_bits) != 0) {
         return std::unexpected(util::Error::from_errno(
             util::ErrorCode::io, "cannot finish unpacked file '" + path + "'", errno));
     }

@@ -38,7 +38,7 @@ private:
     util::Fd m_fd;
 };
 
-// Sets the final mode of a file made by create_file and fsyncs it. Only mode & 0755 is kept:
+// Sets the final mode of a file made by create_file. Only mode & 0755 is kept:
 // no setuid, setgid or sticky bit, no group or world write (directories get the same mask).
 util::Expected<void> finish_file(int fd, mode_t mode, const std::string& path);
 

@@ -39,7 +39,8 @@ struct UnpackResult {
 
 // Unpacks `artifact` into the EXISTING empty directory `dest`. Anything libarchive does not
 // recognise as a tar or zip archive (and that is not compressed) is treated as a bare executable
-// and copied to dest/<bare_name> with mode 0755. Regular files are fsynced before returning.
+// and copied to dest/<bare_name> with mode 0755. Nothing is fsynced here: one syncfs in
+// store::Store::commit_artifact makes the whole tree durable before it enters the store.
 // On failure `dest` is left partly filled: the caller unpacks into a staging directory under
 // tmp/, removes it on error, and commits only complete ones (store::Store::commit_artifact).
 util::Expected<UnpackResult> unpack(const std::filesystem::path& artifact,

@@ -1,6 +1,7 @@
 #include "shimkeeper/store/store.hpp"
 
 #include "shimkeeper/util/atomic_file.hpp"
+#include "shimkeeper/util/fd.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
@@ -123,7 +124,13 @@ util::Expected<void> Store::commit_artifact(const fs::path& staging,
         return std::unexpected(util::Error::from_errno(
             util::ErrorCode::io, "cannot set the mode of " + staging.string(), errno));
     }
-    TRY(util::fsync_directory(staging));
+    // One syncfs instead of an fsync per unpacked file (10,000 fsyncs took 40 s on a busy
+    // disk): every byte of the tree is durable before the rename publishes it.
+    util::Fd staging_fd(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!staging_fd || ::syncfs(staging_fd.get()) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot flush " + staging.string() + " to disk", errno));
+    }
     fs::path final_dir = artifact_dir(digest);
     // RENAME_NOREPLACE: a plain rename would silently replace an empty directory of that name.
     if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) !=

@@ -40,8 +40,9 @@ public:
     std::filesystem::path state_dir() const;
     std::filesystem::path state_file() const;
 
-    // Moves a complete staging folder into store/sha256/<digest>/ with one rename. If the digest
-    // is already there (a concurrent fetch), removes the staging folder and succeeds.
+    // Moves a complete staging folder into store/sha256/<digest>/ with one rename, after
+    // flushing its filesystem (syncfs) so that a crash cannot publish a half-written tree. If
+    // the digest is already there (a concurrent fetch), removes the staging folder and succeeds.
     util::Expected<void> commit_artifact(const std::filesystem::path& staging,
                                          const std::string& digest) const;
 
