@@ -1,6 +1,10 @@
 // `shimkeeper plan`: what apply would do, changing nothing.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/containerd/detection.hpp"
+#include "shimkeeper/containerd/diff.hpp"
+#include "shimkeeper/containerd/plan.hpp"
+#include "shimkeeper/containerd/runtime_entry.hpp"
 #include "shimkeeper/reconcile/plan.hpp"
 
 #include <iostream>
@@ -10,7 +14,35 @@ namespace shimkeeper::cli {
 
 namespace {
 
-nlohmann::json plan_to_json(const reconcile::Plan& plan) {
+// The digest the config's marker will name: known from the spec, or (unverified shims) from the
+// installed generation while the URL is unchanged; otherwise only a download would tell.
+std::string expected_digest(const spec::ShimSpec& shim, const store::Generation* current) {
+    if (shim.fetch.sha256) {
+        return *shim.fetch.sha256;
+    }
+    const store::InstalledShim* have = current ? current->find(shim.name) : nullptr;
+    return have != nullptr && have->url == shim.fetch.url ? have->digest : "unverified";
+}
+
+struct ConfigPlan {
+    std::vector<containerd::FileChange> changes;
+    bool restart = false;
+};
+
+util::Expected<ConfigPlan> plan_config(const Context& ctx, const store::Generation* current) {
+    auto detection = TRY(containerd::detect(ctx.root, ctx.desired.settings.containerd));
+    std::vector<containerd::DesiredRuntime> runtimes;
+    for (const auto& shim : ctx.desired.shims) {
+        runtimes.push_back(containerd::desired_runtime(shim, ctx.desired.settings.store.dir,
+                                                       expected_digest(shim, current)));
+    }
+    ConfigPlan plan;
+    plan.changes = TRY(containerd::plan_edits(detection, runtimes, ctx.root));
+    plan.restart = containerd::needs_restart(detection, plan.changes);
+    return plan;
+}
+
+nlohmann::json plan_to_json(const reconcile::Plan& plan, const ConfigPlan& config) {
     nlohmann::json actions = nlohmann::json::array();
     for (const auto& a : plan.actions) {
         actions.push_back({{"action", reconcile::to_string(a.kind)},
@@ -23,10 +55,21 @@ nlohmann::json plan_to_json(const reconcile::Plan& plan) {
                            {"staged", a.staged},
                            {"reasons", a.reasons}});
     }
-    return {{"actions", actions}, {"converged", plan.converged()}};
+    nlohmann::json files = nlohmann::json::array();
+    for (const auto& change : config.changes) {
+        files.push_back({{"path", change.node_path.string()},
+                         {"action", !change.before  ? "create"
+                                    : !change.after ? "remove"
+                                                    : "edit"},
+                         {"diff", containerd::unified_diff(change)}});
+    }
+    return {{"actions", actions},
+            {"config_changes", files},
+            {"restart_needed", config.restart},
+            {"converged", plan.converged() && config.changes.empty()}};
 }
 
-void print_plan_text(const reconcile::Plan& plan) {
+void print_plan_text(const reconcile::Plan& plan, const ConfigPlan& config) {
     for (const auto& a : plan.actions) {
         std::cout << reconcile::to_string(a.kind) << " " << a.name << " (handler " << a.handler
                   << ")";
@@ -58,8 +101,13 @@ void print_plan_text(const reconcile::Plan& plan) {
               << plan.count(reconcile::ActionKind::upgrade) << " to upgrade, "
               << plan.count(reconcile::ActionKind::remove) << " to remove, "
               << plan.count(reconcile::ActionKind::unchanged) << " unchanged.\n";
-    if (plan.converged()) {
+    for (const auto& change : config.changes) {
+        std::cout << "\n" << containerd::unified_diff(change);
+    }
+    if (plan.converged() && config.changes.empty()) {
         std::cout << "Nothing to do.\n";
+    } else {
+        std::cout << "containerd restart: " << (config.restart ? "needed" : "not needed") << "\n";
     }
 }
 
@@ -73,10 +121,11 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
             auto digests = ctx.store.artifact_digests();
             auto plan = reconcile::compute_plan(ctx.desired.shims, state.current_generation(),
                                                 {digests.begin(), digests.end()});
+            auto config = TRY(plan_config(ctx, state.current_generation()));
             if (ctx.output == OutputFormat::json) {
-                std::cout << plan_to_json(plan).dump(2) << "\n";
+                std::cout << plan_to_json(plan, config).dump(2) << "\n";
             } else {
-                print_plan_text(plan);
+                print_plan_text(plan, config);
             }
             return 0;
         });
