@@ -185,3 +185,9 @@ node_cri_lacks_handler() {
     handlers=$(node_cri_handlers) || return 2
     ! grep -qxF -- "$1" <<<"$handlers"
 }
+
+# node_health_timeout SECONDS: shimkeeper's [health] timeout on this node (default 30 s), so that a
+# scenario whose health check must fail does not wait the full default.
+node_health_timeout() {
+    printf '\n[health]\ntimeout = %s\n' "$1" >>"$NODE_AGENT_CONFIG"
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Scenario 6: containerd starts and is healthy, but without the new handler. A test drop-in makes
+# containerd.service run a frozen copy of the config (taken before the change), so the restart
+# succeeds while CRI never learns about handler "ghost". What an operator checks: apply exits 1 and
+# rolled back because the handler was missing; containerd is active with the handlers it had; the
+# config and bin/ are as before; once the cause is gone, the same apply converges.
+set -euo pipefail
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
+node_reexec_in_namespace "$@"
+sk_init
+node_up "$T/node"
+node_shim_serve
+node_health_timeout 8 # the check that must fail waits this long for the handler
+node_shim_declare good v1
+expect_exit 0 ski apply
+expect_output_contains "Committed generation 1"
+
+frozen=$NODE_DIR/frozen-config.toml
+cp "$NODE_CONFIG" "$frozen"
+node_unit_dropin 60-frozen-config "[Service]
+ExecStart=
+ExecStart=/usr/bin/containerd --config $frozen"
+node_count_starts
+config_before=$(sha256_of "$NODE_CONFIG")
+bin_before=$(tree_digest "$NODE_STORE_DIR/bin")
+handlers_before=$(node_cri_handlers | LC_ALL=C sort)
+
+node_shim_declare ghost v1
+expect_exit 1 ski apply
+expect_output_contains "Rolled back"
+expect_output_contains "ghost"
+expect_output_contains "back at generation 1"
+
+reason=$(node_journal_field reason)
+[[ "$(node_journal_field result)" == rolled-back ]] ||
+    fail "the journal's last transaction is $(node_journal_field result), not rolled-back"
+[[ $reason == *ghost* ]] || fail "the recorded reason does not name the missing handler: $reason"
+(($(node_starts) == 2)) ||
+    fail "containerd.service started $(node_starts) times; expected 2 (change, rollback)"
+
+node_unit_is_active || fail "containerd.service is $(node_unit_prop ActiveState) after the rollback"
+node_wait_healthy || fail "containerd is not healthy after the rollback"
+[[ "$(node_cri_handlers | LC_ALL=C sort)" == "$handlers_before" ]] ||
+    fail "CRI handlers after the rollback: $(node_cri_handlers | tr '\n' ' ')"
+[[ "$(node_handler_presence good)" == present ]] ||
+    fail "the shim installed before is $(node_handler_presence good) after the rollback"
+[[ "$(node_handler_presence ghost)" == absent ]] ||
+    fail "the ghost shim is $(node_handler_presence ghost) after the rollback"
+[[ "$(sha256_of "$NODE_CONFIG")" == "$config_before" ]] ||
+    fail "the config is not byte-identical to before the failed apply"
+[[ "$(tree_digest "$NODE_STORE_DIR/bin")" == "$bin_before" ]] || fail "bin/ differs from before"
+expect_exit 0 ski status
+expect_output_contains "Current generation: 1"
+
+# The cause goes away: the same desired state now converges.
+node_unit_dropin 60-frozen-config
+expect_exit 0 ski apply
+expect_output_contains "Committed generation 2"
+[[ "$(node_handler_presence ghost)" == present ]] ||
+    fail "ghost is $(node_handler_presence ghost) after the apply that should converge"
+[[ "$(node_handler_presence good)" == present ]] || fail "good is $(node_handler_presence good)"
+echo "ok: a restart that lost the new handler was rolled back; the fixed node then converged"
