@@ -1,6 +1,7 @@
 // `shimkeeper status`: what the store holds, the generations, which one is current.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/cli/status_node.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -72,12 +73,13 @@ util::Expected<int> show_status(Context& ctx) {
 
     if (ctx.output == OutputFormat::json) {
         nlohmann::json out{
-            {"store", ctx.store.artifact_dir("").parent_path().parent_path().string()},
+            {"store", ctx.store.node_dir().string()},
             {"artifacts", artifacts},
             {"generations", generations},
             {"current_generation",
              current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
             {"desired", desired}};
+        out.update(node_status(ctx));
         std::cout << out.dump(2) << "\n";
         return 0;
     }
@@ -109,6 +111,7 @@ util::Expected<int> show_status(Context& ctx) {
                   << human_size(a["bytes"].get<std::uint64_t>()) << "  "
                   << (users.empty() ? "staged, not installed" : "used by " + used) << "\n";
     }
+    print_node_status(node_status(ctx));
     return 0;
 }
 

@@ -1,0 +1,15 @@
+// The node half of `status`: what containerd setup was detected and why, what the running
+// containerd reports against the desired handlers, and the last transaction.
+#pragma once
+
+#include "shimkeeper/cli/context.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace shimkeeper::cli {
+
+// Never fails: whatever cannot be read is reported as such in the result.
+nlohmann::json node_status(const Context& ctx);
+void print_node_status(const nlohmann::json& status);
+
+} // namespace shimkeeper::cli
