@@ -135,9 +135,7 @@ util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectat
     }
     if (restarted->result != systemd::JobResult::done ||
         restarted->state.active_state != "active") {
-        reason = restarted->describe(m_node.detection.unit) +
-                 " (ActiveState=" + restarted->state.active_state +
-                 ", Result=" + restarted->state.result + ")";
+        reason = restarted->describe(m_node.detection.unit);
         return false;
     }
     auto report =
