@@ -1,0 +1,237 @@
+// The node transaction's logic with fakes at the process edges (systemd, containerd's API) and
+// real files everywhere else: a config under a temp root, a real store, file:// artifacts.
+#include "shimkeeper/containerd/detection.hpp"
+#include "shimkeeper/fetch/curl_downloader.hpp"
+#include "shimkeeper/reconcile/recovery.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
+#include "shimkeeper/util/atomic_file.hpp"
+#include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/sha256.hpp"
+#include "support/fake_systemd.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <toml++/toml.h>
+
+namespace shimkeeper::reconcile {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* k_config = "version = 2\n"
+                                 "# the operator's comment stays\n"
+                                 "[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+                                 "  default_runtime_name = \"runc\"\n";
+
+// containerd as the transaction sees it through its API: it reports the runtimes that the config
+// on disk holds, unless told to hide one (a handler that did not register).
+class FakeContainerd final : public health::ContainerdClient {
+public:
+    explicit FakeContainerd(fs::path config) : m_config(std::move(config)) {}
+
+    util::Expected<std::string> version(std::chrono::milliseconds) override { return "1.6.20"; }
+    util::Expected<health::CriStatus> cri_status(std::chrono::milliseconds) override {
+        health::CriStatus status;
+        status.runtime_ready = true;
+        status.conditions["RuntimeReady"] = true;
+        status.handlers.push_back({"runc", "io.containerd.runc.v2", ""});
+        auto table = toml::parse_file(m_config.string());
+        auto* runtimes =
+            table["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"].as_table();
+        if (runtimes != nullptr) {
+            for (const auto& [name, entry] : *runtimes) {
+                if (std::string(name.str()) != hidden) {
+                    status.handlers.push_back(
+                        {std::string(name.str()),
+                         entry.as_table()->get("runtime_type")->value_or(std::string()), ""});
+                }
+            }
+        }
+        return status;
+    }
+
+    std::string hidden;
+
+private:
+    fs::path m_config;
+};
+
+class TransactionTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        fs::create_directories(m_dir / "root/etc/containerd");
+        ASSERT_TRUE(util::write_file_atomic(config_file(), k_config));
+        m_settings.store.dir = "/var/lib/shimkeeper";
+        m_settings.health.timeout = std::chrono::milliseconds(300);
+        m_settings.containerd.config_path = "/etc/containerd/config.toml";
+        m_settings.containerd.unit = "containerd.service";
+        m_detection = containerd::detect(m_root, m_settings.containerd).value();
+        m_systemd.add_unit("containerd.service");
+    }
+    void TearDown() override {
+        if (!HasFailure()) {
+            fs::remove_all(m_dir);
+        }
+    }
+
+    fs::path config_file() const { return m_dir / "root/etc/containerd/config.toml"; }
+    fs::path link() const { return m_dir / "root/var/lib/shimkeeper/bin/containerd-shim-demo-v2"; }
+    std::string config() const { return util::read_file(config_file()).value(); }
+
+    // An artifact: a bare executable script, different content per variant.
+    spec::ShimSpec shim(const std::string& variant) {
+        fs::path artifact = m_dir / ("demo-" + variant);
+        EXPECT_TRUE(util::write_file_atomic(artifact, "#!/bin/sh\necho " + variant + "\n", 0755));
+        spec::ShimSpec s;
+        s.name = "demo";
+        s.handler = "demo";
+        s.runtime_type = "io.containerd.demo.v2";
+        s.binary = "containerd-shim-demo-v2";
+        s.fetch.url = "file://" + artifact.string();
+        s.fetch.sha256 = util::sha256_file_hex(artifact).value();
+        return s;
+    }
+
+    util::Expected<Outcome> apply(const std::vector<spec::ShimSpec>& target,
+                                  Restart restart = Restart::yes) {
+        return execute(node(), target, "apply", restart);
+    }
+    Node node() {
+        return Node{m_root,       m_settings,    m_store,  m_detection,
+                    m_downloader, &m_containerd, &m_guard, m_log};
+    }
+
+    fs::path m_dir = util::make_temp_dir(fs::temp_directory_path(), "sk-txn-").value();
+    util::HostRoot m_root{m_dir / "root"};
+    spec::AgentSettings m_settings;
+    containerd::Detection m_detection;
+    util::Log m_log{util::LogLevel::error};
+    testing::FakeSystemdManager m_systemd;
+    testing::FakeClock m_clock;
+    fetch::CurlDownloader m_downloader{fetch::ProgressStyle::none};
+    store::Store m_store{m_root, "/var/lib/shimkeeper"};
+    systemd::RestartGuard m_guard{m_systemd, m_clock, m_dir / "restarts.json"};
+    FakeContainerd m_containerd{config_file()};
+};
+
+TEST_F(TransactionTest, InstallCommitsGenerationLinkAndConfigWithOneRestart) {
+    auto outcome = apply({shim("v1")});
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    EXPECT_EQ(outcome->result, TxnResult::committed);
+    EXPECT_EQ(outcome->generation, 1);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 1);
+    EXPECT_TRUE(fs::is_symlink(link()));
+    EXPECT_NE(config().find("runtimes.demo]"), std::string::npos);
+    EXPECT_EQ(config().rfind(k_config, 0), 0u) << "the operator's text must stay as it was";
+    auto journal = Journal(m_store.state_dir()).load().value();
+    ASSERT_TRUE(journal);
+    EXPECT_EQ(journal->result, TxnResult::committed);
+}
+
+TEST_F(TransactionTest, SecondApplyChangesNothingAndRestartsNothing) {
+    ASSERT_TRUE(apply({shim("v1")}));
+    const auto journal_time = fs::last_write_time(m_store.state_dir() / "journal.json");
+    const auto config_time = fs::last_write_time(config_file());
+    auto outcome = apply({shim("v1")});
+    ASSERT_TRUE(outcome);
+    EXPECT_FALSE(outcome->changed);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 1);
+    EXPECT_EQ(fs::last_write_time(m_store.state_dir() / "journal.json"), journal_time);
+    EXPECT_EQ(fs::last_write_time(config_file()), config_time);
+}
+
+TEST_F(TransactionTest, FailedRestartRollsBackFilesLinksAndRestartsOnceMore) {
+    m_systemd.script_restart({systemd::JobResult::failed, std::nullopt});
+    auto outcome = apply({shim("v1")});
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    EXPECT_EQ(outcome->result, TxnResult::rolled_back);
+    EXPECT_NE(outcome->reason.find("failed"), std::string::npos) << outcome->reason;
+    EXPECT_EQ(outcome->exit_code(), 1);
+    EXPECT_EQ(config(), k_config);
+    EXPECT_FALSE(fs::exists(link()) || fs::is_symlink(link()));
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 2);
+    EXPECT_FALSE(m_store.load_state().value().current);
+}
+
+TEST_F(TransactionTest, MissingHandlerAfterRestartRollsBackToThePreviousGeneration) {
+    ASSERT_TRUE(apply({shim("v1")}));
+    const std::string v1_config = config();
+    const auto v1_link = fs::read_symlink(link());
+    m_containerd.hidden = "demo";
+    auto outcome = apply({shim("v2")});
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->result, TxnResult::rollback_failed)
+        << "v1 is hidden too, so even the rollback cannot prove health: " << outcome->reason;
+    m_containerd.hidden.clear();
+    EXPECT_EQ(config(), v1_config);
+    EXPECT_EQ(fs::read_symlink(link()), v1_link);
+    EXPECT_EQ(m_store.load_state().value().current, 1);
+}
+
+TEST_F(TransactionTest, UpgradeWhoseHandlerDoesNotRegisterIsRolledBack) {
+    ASSERT_TRUE(apply({shim("v1")}));
+    const std::string v1_config = config();
+    auto v2 = shim("v2");
+    v2.handler = "demo-next"; // the new handler is the one containerd will not show
+    m_containerd.hidden = "demo-next";
+    auto outcome = apply({v2});
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->result, TxnResult::rolled_back) << outcome->reason;
+    EXPECT_NE(outcome->reason.find("demo-next"), std::string::npos) << outcome->reason;
+    EXPECT_EQ(config(), v1_config);
+}
+
+TEST_F(TransactionTest, WrongChecksumIsRefusedBeforeAnyChange) {
+    auto bad = shim("v1");
+    bad.fetch.sha256 = std::string(64, '0');
+    auto outcome = apply({bad});
+    ASSERT_FALSE(outcome);
+    EXPECT_EQ(outcome.error().code(), util::ErrorCode::checksum);
+    EXPECT_EQ(config(), k_config);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 0);
+}
+
+TEST_F(TransactionTest, NoRestartWritesFilesAndLeavesContainerdAlone) {
+    auto outcome = apply({shim("v1")}, Restart::no);
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->result, TxnResult::committed);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 0);
+    EXPECT_NE(config().find("runtimes.demo]"), std::string::npos);
+}
+
+TEST_F(TransactionTest, RemovingTheLastShimRemovesItsBlockAndLink) {
+    ASSERT_TRUE(apply({shim("v1")}));
+    auto outcome = apply({});
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->result, TxnResult::committed);
+    EXPECT_EQ(config(), k_config);
+    EXPECT_FALSE(fs::is_symlink(link()));
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 2);
+}
+
+TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction) {
+    // What a process killed right after writing the config leaves behind.
+    Journal journal(m_store.state_dir());
+    JournalEntry entry;
+    entry.id = "interrupted";
+    entry.kind = "apply";
+    entry.to_generation = 1;
+    fs::create_directories(journal.backup_dir(entry.id));
+    const fs::path backup = journal.backup_dir(entry.id) / "0";
+    ASSERT_TRUE(util::write_file_atomic(backup, k_config));
+    entry.files.push_back({"/etc/containerd/config.toml", true, backup.string()});
+    entry.steps = {"fetch", "preflight", "store", "links", "config"};
+    ASSERT_TRUE(journal.save(entry));
+    ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));
+
+    auto recovery = recover(node(), Restart::yes);
+    ASSERT_TRUE(recovery) << recovery.error().message();
+    EXPECT_TRUE(recovery->needed);
+    EXPECT_EQ(config(), k_config);
+    EXPECT_EQ(journal.load().value()->result, TxnResult::rolled_back);
+    // The running containerd (the fake reports the config on disk) already matches: no restart.
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 0);
+}
+
+} // namespace
+} // namespace shimkeeper::reconcile
