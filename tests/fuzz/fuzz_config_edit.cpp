@@ -111,6 +111,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     auto after = sc::edit_config_text(before, target, desired);
     if (!after) {
+        // Refusing is fine; the engine's own after-edit check failing means an engine bug.
+        if (after.error().code() == shimkeeper::util::ErrorCode::internal) {
+            std::fprintf(stderr, "%s\n", after.error().message().c_str());
+        }
+        check(after.error().code() != shimkeeper::util::ErrorCode::internal,
+              "the engine's own check caught a wrong edit");
         return 0;
     }
     auto before_tree = parse(before, target.masking);
@@ -148,12 +154,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     auto removed = sc::edit_config_text(*after, target, {});
     check(removed.has_value(), "removing the shims again failed");
-    if (!had_ours) {
-        std::string expected = before;
-        if (!expected.empty() && !expected.ends_with('\n')) {
-            expected += sc::dominant_line_ending(sc::split_lines(before));
-        }
-        check(*removed == expected, "removing the shims does not give the input back");
+    if (!had_ours && *removed != before) {
+        // The one byte an edit cannot take back: a final line ending added before a block.
+        check(!before.empty() && !before.ends_with('\n') &&
+                  *removed == before + sc::dominant_line_ending(sc::split_lines(before)),
+              "removing the shims does not give the input back");
     }
     return 0;
 }

@@ -145,3 +145,19 @@ TEST(ContainerdRefusals, TemplateLinesAreMaskedAndKept) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ContainerdRefusals, NonAsciiOutsideStringsIsRefusedBeforeTomlxxSeesIt) {
+    // toml++ 3.3 hits undefined behaviour on some non-ASCII characters where a key may start.
+    auto out = sc::edit_config_text("version = 2\n\xD2\x8B = 1\n", v2_target(), {spin()});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:2: a non-ASCII character"));
+
+    std::string fine = "# café\nversion = 2\nname = \"é\"\nmore = '''\né'''\n";
+    auto ok = sc::edit_config_text(fine, v2_target(), {spin()});
+    ASSERT_TRUE(ok.has_value()) << ok.error().message();
+    EXPECT_TRUE(ok->starts_with(fine));
+}
+
+} // namespace

@@ -61,7 +61,94 @@ bool is_bare_key_char(char c) {
            c == '-';
 }
 
+namespace {
+
+// Debian's toml++ 3.3 reaches a TOML_UNREACHABLE (undefined behaviour; an assert in debug builds)
+// when it tests some non-ASCII characters for whitespace, which it does wherever a key or value
+// may start (found by tests/fuzz). TOML allows non-ASCII only inside strings and comments, so a
+// lexical pass refuses any other non-ASCII byte before toml++ sees the text. Inside multi-line
+// basic strings, the whitespace skipped after a line-ending backslash must be followed by ASCII.
+util::Expected<void> refuse_parser_traps(std::string_view text, const std::string& label) {
+    enum class State { normal, comment, basic, literal, ml_basic, ml_literal };
+    State state = State::normal;
+    std::size_t line = 1;
+    auto refuse = [&](std::string_view where) {
+        return util::fail(util::ErrorCode::invalid_input,
+                          label + ":" + std::to_string(line) + ": a non-ASCII character " +
+                              std::string(where) +
+                              "; TOML allows those only inside strings and comments");
+    };
+    if (text.starts_with("\xEF\xBB\xBF")) {
+        text.remove_prefix(3); // a UTF-8 byte order mark
+    }
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        bool high = static_cast<unsigned char>(c) >= 0x80;
+        if (c == '\n') {
+            ++line;
+        }
+        auto triple = [&](char q) {
+            return text.substr(i, 3) == std::string(3, q);
+        };
+        switch (state) {
+        case State::normal:
+            if (high) {
+                return refuse("outside a string or comment");
+            }
+            if (c == '#') {
+                state = State::comment;
+            } else if (c == '"' || c == '\'') {
+                bool multi = triple(c);
+                state = c == '"' ? (multi ? State::ml_basic : State::basic)
+                                 : (multi ? State::ml_literal : State::literal);
+                i += multi ? 2 : 0;
+            }
+            break;
+        case State::comment:
+            state = c == '\n' ? State::normal : state;
+            break;
+        case State::basic:
+            if (c == '\\') {
+                ++i;
+            } else if (c == '"' || c == '\n') {
+                state = State::normal;
+            }
+            break;
+        case State::literal:
+            state = (c == '\'' || c == '\n') ? State::normal : state;
+            break;
+        case State::ml_literal:
+            if (triple('\'')) {
+                state = State::normal;
+                i += 2;
+            }
+            break;
+        case State::ml_basic:
+            if (c == '\\') {
+                std::size_t j = i + 1;
+                while (j < text.size() &&
+                       (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) {
+                    line += text[j] == '\n' ? 1 : 0;
+                    ++j;
+                }
+                if (j > i + 1 && j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80) {
+                    return refuse("after a line-ending backslash");
+                }
+                i = j > i + 1 ? j - 1 : i + 1;
+            } else if (triple('"')) {
+                state = State::normal;
+                i += 2;
+            }
+            break;
+        }
+    }
+    return {};
+}
+
+} // namespace
+
 util::Expected<toml::table> parse_toml(std::string_view text, const std::string& label) {
+    TRY(refuse_parser_traps(text, label));
     // toml++ reports errors by exception; this is its edge, so convert here.
     try {
         return toml::parse(text, label);
