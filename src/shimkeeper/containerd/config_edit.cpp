@@ -222,7 +222,8 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
     if (after == before) {
         return after;
     }
-    TRY(check_edit(std::string(before), after, target.masking, intended, target.label));
+    std::set<std::string> kept(order.begin(), order.end());
+    TRY(check_edit(std::string(before), after, target.masking, intended, kept, target.label));
     return after;
 }
 

@@ -52,7 +52,8 @@ std::unexpected<util::Error> broken(const std::string& label, const std::string&
 
 } // namespace
 
-std::vector<std::string> user_lines(const std::vector<std::string>& lines) {
+std::vector<std::string> user_lines(const std::vector<std::string>& lines,
+                                    const std::set<std::string>& keep_adopted) {
     std::vector<std::string> out;
     auto blocks = find_blocks(lines, "");
     std::size_t next_block = 0;
@@ -67,7 +68,8 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines) {
         const std::string& line = lines[i];
         if (line.starts_with(adopted)) {
             auto end = line.find("# ", adopted.size());
-            if (end != std::string::npos) {
+            if (end != std::string::npos &&
+                !keep_adopted.contains(line.substr(adopted.size(), end - adopted.size()))) {
                 out.push_back(line.substr(end + 2));
                 continue;
             }
@@ -82,7 +84,7 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines) {
 
 util::Expected<void> check_edit(const std::string& before, const std::string& after,
                                 Masking masking, const std::vector<IntendedRuntime>& intended,
-                                const std::string& label) {
+                                const std::set<std::string>& blocks, const std::string& label) {
     auto before_user = user_lines(split_lines(before));
     auto after_user = user_lines(split_lines(after));
     for (std::size_t i = 0; i < std::max(before_user.size(), after_user.size()); ++i) {
@@ -100,7 +102,8 @@ util::Expected<void> check_edit(const std::string& before, const std::string& af
                               " (shimkeeper never reformats a file; look for the same table or "
                               "key written elsewhere, e.g. as an inline table or dotted key)");
     }
-    auto expected = TRY(parse_toml(join_lines(mask_lines(before_user, masking)), label));
+    auto expected = TRY(parse_toml(
+        join_lines(mask_lines(user_lines(split_lines(before), blocks), masking)), label));
     for (const auto& runtime : intended) {
         erase_node(expected, runtime.path);
         assign_node(expected, runtime.path, runtime.value);

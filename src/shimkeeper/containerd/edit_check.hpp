@@ -6,6 +6,7 @@
 #include "shimkeeper/containerd/toml_text.hpp"
 #include "shimkeeper/util/error.hpp"
 
+#include <set>
 #include <string>
 #include <toml++/toml.h>
 #include <utility>
@@ -13,18 +14,21 @@
 
 namespace shimkeeper::containerd {
 
-// The user's own content: every managed block removed, every adopted line restored, and a
-// missing final line ending added.
-std::vector<std::string> user_lines(const std::vector<std::string>& lines);
+// The user's own content: every managed block removed, every adopted line restored (except those
+// adopted by the shims in `keep_adopted`, which stay commented out), and a missing final line
+// ending added.
+std::vector<std::string> user_lines(const std::vector<std::string>& lines,
+                                    const std::set<std::string>& keep_adopted = {});
 
 struct IntendedRuntime {
     KeyPath path; // <runtimes>.<handler>
     toml::table value;
 };
 
-// before/after are whole file texts; masking as for the edit.
+// before/after are whole file texts; masking as for the edit; blocks names every block the
+// edit keeps (their adopted lines stay commented out).
 util::Expected<void> check_edit(const std::string& before, const std::string& after,
                                 Masking masking, const std::vector<IntendedRuntime>& intended,
-                                const std::string& label);
+                                const std::set<std::string>& blocks, const std::string& label);
 
 } // namespace shimkeeper::containerd
