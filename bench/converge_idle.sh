@@ -39,13 +39,15 @@ Type=notify
 ExecStart=$SHIMKEEPER -c $NODE_AGENT_CONFIG run --status-file $NODE_DIR/run/shimkeeper/status.json
 WatchdogSec=$watchdog
 TimeoutStartSec=120s
+StandardOutput=append:$NODE_DIR/log/daemon.log
+StandardError=append:$NODE_DIR/log/daemon.log
 EOF
     systemctl --user daemon-reload
     bench_wait_restart_spacing
     containerd_before=$(bench_unit_identity)
     bench_log "idle: starting $unit (Type=notify, WatchdogSec=$watchdog), then ${seconds}s idle"
     systemctl --user start "$unit" || bench_die "$unit did not reach READY=1: $(
-        systemctl --user status --no-pager "$unit" 2>&1 | tail -n 5)"
+        systemctl --user status --no-pager "$unit" 2>&1 | tail -n 5; tail -n 20 "$NODE_DIR/log/daemon.log")"
     pid=$(node_unit_prop MainPID "$unit")
     [[ $(node_unit_prop ActiveState "$unit") == active && $pid != 0 ]] ||
         bench_die "$unit is not active after start"

@@ -19,17 +19,19 @@ LINE = re.compile(r"^(\d+)\s+(\d+):(\d+):(\d+\.\d+)\s+(.*)$")
 CALL = re.compile(r"^(?:<\.\.\. )?(\w+)")
 DURATION = re.compile(r"<(\d+\.\d+)>$")
 
-# (label, syscall names or None for any, regex over the line)
+# (label, syscall names or None for any, regex over the line); "(main process)" labels count
+# only the traced command's own process, not its children.
 LANDMARKS = [
-    ("shared libraries loaded", {"openat"}, re.compile(r"\.so[.\d]*\"")),
+    ("shared libraries loaded (main process)", {"openat"}, re.compile(r"\.so[.\d]*\"")),
     ("agent config and shims.d read", {"openat"}, re.compile(r"shimkeeper\.toml|shims\.d/")),
     ("containerd config read/written", {"openat", "rename", "renameat", "renameat2"},
      re.compile(r"etc/containerd/")),
     ("download (connect to 127.0.0.1)", {"connect"}, re.compile(r"127\.0\.0\.1")),
     ("store writes", {"openat", "mkdir", "mkdirat", "rename", "renameat", "renameat2"},
-     re.compile(r"/store/sha256/")),
-    ("journal writes", {"openat", "rename", "renameat", "renameat2"},
-     re.compile(r"/state/")),
+     re.compile(r"/store/sha256/.*(O_WRONLY|O_RDWR|O_CREAT|, 0[0-7]+\))|rename.*/store/sha256/")),
+    ("state/journal writes", {"openat", "rename", "renameat", "renameat2"},
+     re.compile(r"/state/.*(O_WRONLY|O_RDWR|O_CREAT)|rename.*/state/")),
+    ("syncfs", {"syncfs"}, None),
     ("pre-flight / child exec", {"execve"}, re.compile(r"containerd-shim")),
     ("fsync", {"fsync", "fdatasync"}, None),
     ("D-Bus RestartUnit sent", None, re.compile(r"RestartUnit")),
@@ -81,7 +83,8 @@ def main():
     print("\nlandmarks (ms after start: first .. last, count)")
     for label, names, pattern in LANDMARKS:
         hits = [e for e in events
-                if (names is None or e[2] in names) and (pattern is None or pattern.search(e[4]))]
+                if (names is None or e[2] in names) and (pattern is None or pattern.search(e[4]))
+                and (not label.endswith("(main process)") or e[1] == events[0][1])]
         if hits:
             print(f"  {label:36} {ms(hits[0][0]):8.1f} .. {ms(hits[-1][0] + hits[-1][3]):8.1f}"
                   f"  ({len(hits)})")
