@@ -38,7 +38,7 @@ unreachable=$NODE_SHIMS_D/90-unreachable.toml
 # check_old_or_new WHAT DIGEST: after recovery, demo is fully there (pointing at DIGEST) or fully
 # absent, and everything else an operator relies on holds.
 check_old_or_new() {
-    local what=$1 digest=$2 presence
+    local what=$1 digest=$2 presence recorded
     node_config_parses || fail "$what: containerd cannot load $NODE_CONFIG"
     node_unit_is_active || fail "$what: containerd.service is $(node_unit_prop ActiveState)"
     node_wait_healthy || fail "$what: containerd is not healthy"
@@ -52,6 +52,14 @@ check_old_or_new() {
         ;;
     *) fail "$what: demo is half there after recovery ($presence)" ;;
     esac
+    # shimkeeper's own record agrees with the node: demo is in the current generation iff present.
+    recorded=$(ski -o json status | python3 -c 'import json, sys
+status = json.load(sys.stdin)
+current = [g for g in status["generations"] if g["current"]]
+names = [s["name"] for s in current[0]["shims"]] if current else []
+print("present" if "demo" in names else "absent")') || fail "$what: status -o json failed"
+    [[ $recorded == "$presence" ]] ||
+        fail "$what: demo is $presence on the node, but $recorded in the current generation"
     [[ "$(node_handler_presence base)" == present ]] ||
         fail "$what: the shim installed before is $(node_handler_presence base)"
     [[ "$(node_journal_field result)" != in-progress ]] ||
