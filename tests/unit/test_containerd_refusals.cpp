@@ -161,3 +161,17 @@ TEST(ContainerdRefusals, NonAsciiOutsideStringsIsRefusedBeforeTomlxxSeesIt) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ContainerdRefusals, ByteOrderMarkIsKeptAndUnderstood) {
+    std::string text = "\xEF\xBB\xBFversion = 2\n";
+    auto out = sc::edit_config_text(text, v2_target(), {spin()});
+    ASSERT_TRUE(out.has_value()) << out.error().message();
+    EXPECT_TRUE(out->starts_with(text));
+    auto again = sc::edit_config_text(*out, v2_target(), {spin()});
+    ASSERT_TRUE(again.has_value()) << again.error().message();
+    EXPECT_EQ(*again, *out);
+}
+
+} // namespace

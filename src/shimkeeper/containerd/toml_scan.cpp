@@ -33,6 +33,9 @@ public:
     util::Expected<std::vector<Statement>> run() {
         std::vector<Statement> out;
         KeyPath section;
+        if (m_text.starts_with("\xEF\xBB\xBF")) {
+            m_pos = 3; // a UTF-8 byte order mark, which toml++ skips too
+        }
         while (!at_end()) {
             skip_blanks();
             if (at_end()) {
