@@ -37,8 +37,8 @@ expect_output_contains "containerd restarted and healthy"
 ! grep -q 'runtimes\.demo\]' "$NODE_CONFIG" || fail "the demo block is still in $NODE_CONFIG"
 ! node_config_has_handler demo || fail "containerd still reads a demo handler from its config"
 node_cri_lacks_handler demo || fail "CRI Status still lists handler demo (or does not answer)"
-[[ ! -e "$NODE_STORE_DIR/bin/$(shim_binary_for demo)" && ! -L "$NODE_STORE_DIR/bin/$(shim_binary_for demo)" ]] ||
-    fail "bin/$(shim_binary_for demo) is still there"
+demo_link=$NODE_STORE_DIR/bin/$(shim_binary_for demo)
+[[ ! -e $demo_link && ! -L $demo_link ]] || fail "$demo_link is still there"
 [[ "$(sha256_of "$NODE_CONFIG")" == "$config_with_keep_only" ]] ||
     fail "the config is not back to what it was before demo was installed"
 
@@ -52,9 +52,11 @@ if node_cri_client run-pod refused demo "$NODE_CGROUP_PARENT" >"$T/refused.out" 
     fail "RunPodSandbox on the removed handler demo succeeded: $(cat "$T/refused.out")"
 fi
 grep -q '"demo"' "$T/refused.out" ||
-    fail "RunPodSandbox on handler demo failed, but not because of the handler: $(cat "$T/refused.out")"
+    fail "RunPodSandbox on handler demo failed, but not because of the handler:" \
+        "$(cat "$T/refused.out")"
 pod=$(node_cri_client run-pod kept keep "$NODE_CGROUP_PARENT")
-[[ "$(node_pod_shim_exe "$pod")" == "$(readlink "$NODE_STORE_DIR/bin/$(shim_binary_for keep)")" ]] ||
+keep_binary=$(readlink "$NODE_STORE_DIR/bin/$(shim_binary_for keep)")
+[[ "$(node_pod_shim_exe "$pod")" == "$keep_binary" ]] ||
     fail "the sandbox on handler keep does not run the installed keep shim"
 node_cri_client stop-pod "$pod" >/dev/null
 node_cri_client remove-pod "$pod" >/dev/null

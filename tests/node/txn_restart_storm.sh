@@ -36,7 +36,8 @@ three_failing_applies() {
         expect_exit 1 ski apply
         expect_output_contains "Rolled back"
         check_unit_fine "$limit, failing apply $i"
-        echo "$limit: failing apply $i rolled back; containerd active, Result=$(node_unit_prop Result)"
+        echo "$limit: failing apply $i rolled back; containerd active," \
+            "Result=$(node_unit_prop Result)"
     done
     node_wait_healthy || fail "$limit: containerd is not healthy after three failing applies"
     [[ "$(node_handler_presence good)" == present ]] ||

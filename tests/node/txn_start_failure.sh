@@ -59,7 +59,8 @@ expect_output_contains "$reason"
 
 node_pause_image >/dev/null
 pod=$(node_cri_client run-pod after-rollback good "$NODE_CGROUP_PARENT")
-[[ "$(node_pod_shim_exe "$pod")" == "$(readlink "$NODE_STORE_DIR/bin/$(shim_binary_for good)")" ]] ||
+good_binary=$(readlink "$NODE_STORE_DIR/bin/$(shim_binary_for good)")
+[[ "$(node_pod_shim_exe "$pod")" == "$good_binary" ]] ||
     fail "a sandbox on handler good does not run the installed shim after the rollback"
 node_cri_client stop-pod "$pod" >/dev/null
 node_cri_client remove-pod "$pod" >/dev/null

@@ -51,7 +51,8 @@ new_pod=$(node_cri_client run-pod after-upgrade demo "$NODE_CGROUP_PARENT")
 [[ "$(node_pod_shim_exe "$old_pod")" == "$v1" ]] ||
     fail "the sandbox started before the upgrade no longer runs under $v1"
 node_cri_client list-pods | grep -q "^$old_pod"$'\t'"before-upgrade"$'\t'"ready" ||
-    fail "the sandbox started before the upgrade is not ready any more: $(node_cri_client list-pods)"
+    fail "the sandbox started before the upgrade is not ready any more:" \
+        "$(node_cri_client list-pods)"
 for pod in "$old_pod" "$new_pod"; do
     node_cri_client stop-pod "$pod" >/dev/null
     node_cri_client remove-pod "$pod" >/dev/null

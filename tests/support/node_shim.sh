@@ -113,9 +113,9 @@ node_config_has_handler() {
 
 # node_config_dump_handlers: the runtime handlers containerd reads from the config, one per line.
 node_config_dump_handlers() {
+    local table='plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes'
     containerd --config "$NODE_CONFIG" config dump |
-        sed -n 's/^ *\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.\([^].]*\)\]$/\1/p' |
-        sed 's/^"\(.*\)"$/\1/'
+        sed -n "s/^ *\\[$table\\.\\([^].]*\\)\\]\$/\\1/p" | sed 's/^"\(.*\)"$/\1/'
 }
 
 # node_handler_presence NAME [HANDLER]: "present" when the bin link, the config block and CRI
@@ -165,7 +165,8 @@ node_pod_shim_exe() {
     readlink "/proc/$(ps -o ppid= -p "$pause" | tr -d ' ')/exe"
 }
 
-# node_cri_handlers: the handler names CRI Status lists, one per line; fails when it does not answer.
+# node_cri_handlers: the handler names CRI Status lists, one per line; fails when CRI does not
+# answer.
 node_cri_handlers() {
     local status
     status=$(node_cri_client status) || return 1
