@@ -76,7 +76,7 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines,
         }
         out.push_back(line);
     }
-    if (!out.empty() && !out.back().ends_with('\n')) {
+    if (!out.empty() && !out.back().empty() && !out.back().ends_with('\n')) {
         out.back() += dominant_line_ending(lines);
     }
     return out;
@@ -87,11 +87,13 @@ util::Expected<void> check_edit(const std::string& before, const std::string& af
                                 const std::set<std::string>& blocks, const std::string& label) {
     auto before_user = user_lines(split_lines(before));
     auto after_user = user_lines(split_lines(after));
-    for (std::size_t i = 0; i < std::max(before_user.size(), after_user.size()); ++i) {
-        if (i >= before_user.size() || i >= after_user.size() || before_user[i] != after_user[i]) {
-            return broken(label, "text outside the managed blocks changed near line " +
-                                     std::to_string(i + 1));
+    if (join_lines(before_user) != join_lines(after_user)) {
+        std::size_t i = 0;
+        while (i < before_user.size() && i < after_user.size() && before_user[i] == after_user[i]) {
+            ++i;
         }
+        return broken(label,
+                      "text outside the managed blocks changed near line " + std::to_string(i + 1));
     }
 
     auto after_tree = parse_toml(join_lines(mask_lines(split_lines(after), masking)), label);
