@@ -87,7 +87,13 @@ util::Expected<void> check_edit(const std::string& before, const std::string& af
                                 const std::set<std::string>& blocks, const std::string& label) {
     auto before_user = user_lines(split_lines(before));
     auto after_user = user_lines(split_lines(after));
-    if (join_lines(before_user) != join_lines(after_user)) {
+    // The one change allowed outside the blocks: a final line ending added before a block.
+    auto chomp = [](std::string text) {
+        std::string_view body = line_body(text);
+        text.resize(body.size());
+        return text;
+    };
+    if (chomp(join_lines(before_user)) != chomp(join_lines(after_user))) {
         std::size_t i = 0;
         while (i < before_user.size() && i < after_user.size() && before_user[i] == after_user[i]) {
             ++i;
