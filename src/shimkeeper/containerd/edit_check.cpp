@@ -76,7 +76,7 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines,
         }
         out.push_back(line);
     }
-    if (!out.empty() && !out.back().empty() && !out.back().ends_with('\n')) {
+    if (!out.empty() && !out.back().ends_with('\n')) {
         out.back() += dominant_line_ending(lines);
     }
     return out;
