@@ -211,7 +211,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
         if (placed.contains(name)) {
             continue;
         }
-        if (!out.empty() && !out.back().empty() && !out.back().ends_with('\n')) {
+        if (!out.empty() && !out.back().ends_with('\n')) {
             out.back() += eol;
         }
         const auto& fresh = rendered[name];
