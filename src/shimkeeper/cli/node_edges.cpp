@@ -1,5 +1,7 @@
 #include "shimkeeper/cli/node_edges.hpp"
 
+#include "shimkeeper/systemd/lazy_manager.hpp"
+
 namespace shimkeeper::cli {
 
 NodeEdges::NodeEdges(const Context& ctx, containerd::Detection detection)
@@ -20,7 +22,9 @@ util::Expected<std::unique_ptr<NodeEdges>> NodeEdges::open(const Context& ctx,
                               std::string(containerd::to_string(edges->m_detection.flavor)) +
                               "); set [containerd] unit, or use --no-restart");
     }
-    edges->m_systemd = TRY(systemd::connect_systemd(ctx.desired.settings.systemd.bus));
+    // Connected on first use: a converged apply never talks to D-Bus.
+    edges->m_systemd =
+        std::make_unique<systemd::LazySystemdManager>(ctx.desired.settings.systemd.bus);
     edges->m_containerd =
         health::make_containerd_client(ctx.root.on_host(edges->m_detection.socket).string());
     edges->m_guard = std::make_unique<systemd::RestartGuard>(
