@@ -300,10 +300,12 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state,
         m_entry.files.push_back(std::move(file));
     }
     m_entry.links = links;
-    TRY(m_journal.save(m_entry));
+    // Staging is done and changed nothing on the node: its steps go into the first save.
     for (const char* done : {"fetch", "preflight", "store"}) {
-        TRY(step(done));
+        fault_point(done);
+        m_entry.steps.emplace_back(done);
     }
+    TRY(m_journal.save(m_entry));
 
     if (auto linked = apply_links(m_node, links); !linked) {
         return roll_back("switching bin/ links: " + linked.error().message());
