@@ -1,6 +1,7 @@
 // The node transaction's logic with fakes at the process edges (systemd, containerd's API) and
 // real files everywhere else: a config under a temp root, a real store, file:// artifacts.
 #include "shimkeeper/containerd/detection.hpp"
+#include "shimkeeper/containerd/write.hpp"
 #include "shimkeeper/fetch/curl_downloader.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
@@ -216,10 +217,10 @@ TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction
     entry.id = "interrupted";
     entry.kind = "apply";
     entry.to_generation = 1;
-    fs::create_directories(journal.backup_dir(entry.id));
-    const fs::path backup = journal.backup_dir(entry.id) / "0";
-    ASSERT_TRUE(util::write_file_atomic(backup, k_config));
-    entry.files.push_back({"/etc/containerd/config.toml", true, backup.string()});
+    const fs::path backups = journal.backup_dir(entry.id);
+    containerd::FileChange change{"/etc/containerd/config.toml", std::string(k_config), "", false};
+    ASSERT_TRUE(containerd::keep_previous(change, backups));
+    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string()});
     entry.steps = {"fetch", "preflight", "store", "links", "config"};
     ASSERT_TRUE(journal.save(entry));
     ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));

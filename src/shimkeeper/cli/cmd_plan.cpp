@@ -4,6 +4,7 @@
 #include "shimkeeper/containerd/detection.hpp"
 #include "shimkeeper/containerd/diff.hpp"
 #include "shimkeeper/containerd/plan.hpp"
+#include "shimkeeper/containerd/report.hpp"
 #include "shimkeeper/containerd/runtime_entry.hpp"
 #include "shimkeeper/reconcile/plan.hpp"
 
@@ -25,6 +26,7 @@ std::string expected_digest(const spec::ShimSpec& shim, const store::Generation*
 }
 
 struct ConfigPlan {
+    containerd::Detection detection;
     std::vector<containerd::FileChange> changes;
     bool restart = false;
 };
@@ -37,6 +39,7 @@ util::Expected<ConfigPlan> plan_config(const Context& ctx, const store::Generati
                                                        expected_digest(shim, current)));
     }
     ConfigPlan plan;
+    plan.detection = detection;
     plan.changes = TRY(containerd::plan_edits(detection, runtimes, ctx.root));
     plan.restart = containerd::needs_restart(detection, plan.changes);
     return plan;
@@ -55,17 +58,10 @@ nlohmann::json plan_to_json(const reconcile::Plan& plan, const ConfigPlan& confi
                            {"staged", a.staged},
                            {"reasons", a.reasons}});
     }
-    nlohmann::json files = nlohmann::json::array();
-    for (const auto& change : config.changes) {
-        files.push_back({{"path", change.node_path.string()},
-                         {"action", !change.before  ? "create"
-                                    : !change.after ? "remove"
-                                                    : "edit"},
-                         {"diff", containerd::unified_diff(change)}});
-    }
+    auto config_json = containerd::plan_json(config.detection, config.changes);
     return {{"actions", actions},
-            {"config_changes", files},
-            {"restart_needed", config.restart},
+            {"config_changes", config_json["files"]},
+            {"restart_needed", config_json["restart_needed"]},
             {"converged", plan.converged() && config.changes.empty()}};
 }
 

@@ -72,13 +72,12 @@ util::Expected<int> show_status(Context& ctx) {
     }
 
     if (ctx.output == OutputFormat::json) {
-        nlohmann::json out{
-            {"store", ctx.store.node_dir().string()},
-            {"artifacts", artifacts},
-            {"generations", generations},
-            {"current_generation",
-             current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
-            {"desired", desired}};
+        nlohmann::json out{{"store", ctx.store.node_dir().string()},
+                           {"artifacts", artifacts},
+                           {"generations", generations},
+                           {"current_generation",
+                            current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
+                           {"desired", desired}};
         out.update(node_status(ctx));
         std::cout << out.dump(2) << "\n";
         return 0;

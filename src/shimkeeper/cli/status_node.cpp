@@ -1,7 +1,7 @@
 #include "shimkeeper/cli/status_node.hpp"
 
 #include "shimkeeper/containerd/detection.hpp"
-#include "shimkeeper/containerd/flavor.hpp"
+#include "shimkeeper/containerd/report.hpp"
 #include "shimkeeper/health/containerd_client.hpp"
 #include "shimkeeper/health/evaluate.hpp"
 #include "shimkeeper/reconcile/journal.hpp"
@@ -13,20 +13,6 @@ namespace shimkeeper::cli {
 namespace {
 
 constexpr std::chrono::seconds k_probe_timeout{2};
-
-nlohmann::json detection_json(const containerd::Detection& d) {
-    return {{"flavor", std::string(containerd::to_string(d.flavor))},
-            {"config_path", d.config_path.string()},
-            {"edited_file", d.target_path.string()},
-            {"mode", std::string(containerd::to_string(d.mode))},
-            {"config_version", d.config_version},
-            {"config_exists", d.config_exists},
-            {"binary", d.binary.string()},
-            {"binary_version", d.binary_version ? d.binary_version->to_string() : ""},
-            {"socket", d.socket},
-            {"unit", d.unit},
-            {"reasons", d.reasons}};
-}
 
 // What the running containerd says about every desired handler.
 nlohmann::json running_json(const Context& ctx, const containerd::Detection& d) {
@@ -83,7 +69,7 @@ nlohmann::json node_status(const Context& ctx) {
     if (!detection) {
         out["containerd"] = {{"error", detection.error().message()}};
     } else {
-        out["containerd"] = detection_json(*detection);
+        out["containerd"] = containerd::detection_json(*detection);
         // Under --root (an image being baked) nothing runs: do not ask the host's containerd.
         out["running"] = ctx.root.is_host() ? running_json(ctx, *detection)
                                             : nlohmann::json{{"reachable", false},
@@ -100,9 +86,9 @@ void print_node_status(const nlohmann::json& s) {
     } else {
         std::cout << "containerd: flavor " << c["flavor"].get<std::string>() << ", config version "
                   << c["config_version"].get<int>() << ", edits "
-                  << c["edited_file"].get<std::string>() << " (" << c["mode"].get<std::string>()
-                  << "), unit " << c["unit"].get<std::string>() << ", socket "
-                  << c["socket"].get<std::string>() << "\n";
+                  << c["target_path"].get<std::string>() << " (" << c["mode"].get<std::string>()
+                  << "), unit " << (c["unit"].is_null() ? "none" : c["unit"].get<std::string>())
+                  << ", socket " << c["socket"].get<std::string>() << "\n";
         for (const auto& reason : c["reasons"]) {
             std::cout << "  because " << reason.get<std::string>() << "\n";
         }

@@ -17,7 +17,7 @@ namespace shimkeeper::reconcile {
 struct JournalFile {
     std::string node_path;
     bool existed_before = false;
-    std::string backup; // file under the state dir holding the before content (when it existed)
+    std::string backup; // folder of containerd::keep_previous copies for this transaction
 };
 
 // A bin/ link the transaction may flip.

@@ -1,26 +1,13 @@
 #include "shimkeeper/reconcile/restore.hpp"
 
-#include "shimkeeper/util/atomic_file.hpp"
-#include "shimkeeper/util/fs.hpp"
-
-#include <cerrno>
-#include <unistd.h>
+#include "shimkeeper/containerd/write.hpp"
 
 namespace shimkeeper::reconcile {
 
 util::Expected<void> restore_before_state(const Node& node, const JournalEntry& entry) {
     for (const JournalFile& file : entry.files) {
-        const auto host_path = node.root.on_host(file.node_path);
-        if (file.existed_before) {
-            auto content = TRY(util::read_file(file.backup));
-            auto current = util::read_file(host_path);
-            if (!current || *current != content) {
-                TRY(util::write_file_atomic(host_path, content));
-            }
-        } else if (::unlink(host_path.c_str()) != 0 && errno != ENOENT) {
-            return std::unexpected(util::Error::from_errno(
-                util::ErrorCode::io, "cannot remove " + host_path.string(), errno));
-        }
+        auto change = TRY(containerd::restore_previous(file.node_path, file.backup, node.root));
+        TRY(containerd::write_change(change, node.root));
     }
     for (const JournalLink& link : entry.links) {
         if (node.store.binary_link_target(link.binary) == link.before) {

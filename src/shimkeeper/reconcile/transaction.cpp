@@ -237,6 +237,19 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     }
 
     // Plan the config edit and let containerd itself judge the candidate, still changing nothing.
+    // containerd < 1.7 (and an unknown version) gets the shim's absolute path as runtime_type;
+    // CRI then no longer sees a runc-typed runtime and ignores runc's options (BinaryName,
+    // SystemdCgroup). Installing still works, so this is a warning, not a refusal.
+    const bool absolute_type = containerd::choose_pointing(m_node.detection.binary_version) ==
+                               containerd::Pointing::absolute_type;
+    for (const auto& spec : target) {
+        if (absolute_type && spec.runtime_type == containerd::k_runc_v2_type &&
+            !spec.options.empty()) {
+            m_node.log.warning(spec.location.to_string() + ": shim '" + spec.name +
+                               "': this containerd (< 1.7) ignores runc options of a runtime "
+                               "given by absolute path; its options will not take effect");
+        }
+    }
     std::vector<containerd::DesiredRuntime> runtimes;
     for (std::size_t i = 0; i < target.size(); ++i) {
         runtimes.push_back(
@@ -291,13 +304,10 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state,
     // Write-ahead: the before-state goes to disk before the first change.
     const auto backups = m_journal.backup_dir(m_entry.id);
     TRY(util::create_directories(backups));
-    for (std::size_t i = 0; i < changes.size(); ++i) {
-        JournalFile file{changes[i].node_path.string(), changes[i].before.has_value(), ""};
-        if (file.existed_before) {
-            file.backup = (backups / std::to_string(i)).string();
-            TRY(util::write_file_atomic(file.backup, *changes[i].before, 0600));
-        }
-        m_entry.files.push_back(std::move(file));
+    for (const auto& change : changes) {
+        TRY(containerd::keep_previous(change, backups));
+        m_entry.files.push_back(
+            {change.node_path.string(), change.before.has_value(), backups.string()});
     }
     m_entry.links = links;
     // Staging is done and changed nothing on the node: its steps go into the first save.
