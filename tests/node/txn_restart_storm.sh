@@ -84,12 +84,16 @@ echo "tight limit: the three applies took $((SECONDS - begin)) s"
 # --- Control: the same limit trips when restarts are not spaced, so the check above means
 # something. Plain `systemctl restart` in a row, as a careless agent would do.
 for _ in $(seq 10); do
-    systemctl --user restart "$NODE_UNIT" 2>/dev/null || true
+    systemctl --user restart "$NODE_UNIT" >>"$T/control.log" 2>&1 || true
+    echo "after restart: $(node_unit_prop ActiveState)/$(node_unit_prop SubState)" \
+        "Result=$(node_unit_prop Result), starts: $(node_starts)" >>"$T/control.log"
     [[ "$(node_unit_prop Result)" == start-limit-hit ]] && break
 done
 [[ "$(node_unit_prop Result)" == start-limit-hit ]] ||
     fail "control: ten quick restarts did not hit the 5/10s start limit" \
-        "(Result=$(node_unit_prop Result)); the tight-limit check proves nothing"
+        "(Result=$(node_unit_prop Result)); the tight-limit check proves nothing." \
+        "Restarts: $(cat "$T/control.log")" \
+        "Unit: $(systemctl --user status --no-pager -n 20 "$NODE_UNIT" 2>&1)"
 
 # With the cause gone, apply finds the unit failed with start-limit-hit, clears it once
 # (reset-failed) and restarts: the broken shim installs and containerd is active again.
