@@ -20,6 +20,10 @@ util::Log log_of(const GlobalOptions& options) {
     return util::Log(level);
 }
 
+std::filesystem::path version_cache_of(const Context& ctx) {
+    return ctx.store.state_dir() / "containerd-version";
+}
+
 util::Expected<Context> make_context(const GlobalOptions& options) {
     OutputFormat output = OutputFormat::text;
     if (options.output == "json") {

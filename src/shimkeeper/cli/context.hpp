@@ -38,6 +38,9 @@ util::HostRoot host_root_of(const GlobalOptions& options);
 std::filesystem::path agent_config_of(const GlobalOptions& options, const util::HostRoot& root);
 util::Log log_of(const GlobalOptions& options);
 
+// Where `containerd --version` is remembered between runs (the store's state folder).
+std::filesystem::path version_cache_of(const Context& ctx);
+
 // Loads the desired state and opens the store; errors are bad input (exit 2) or I/O (exit 1).
 util::Expected<Context> make_context(const GlobalOptions& options);
 

@@ -11,7 +11,8 @@ NodeEdges::NodeEdges(const Context& ctx, containerd::Detection detection)
 
 util::Expected<std::unique_ptr<NodeEdges>> NodeEdges::open(const Context& ctx,
                                                            reconcile::Restart restart) {
-    auto detection = TRY(containerd::detect(ctx.root, ctx.desired.settings.containerd));
+    auto detection =
+        TRY(containerd::detect(ctx.root, ctx.desired.settings.containerd, version_cache_of(ctx)));
     std::unique_ptr<NodeEdges> edges(new NodeEdges(ctx, std::move(detection)));
     if (restart == reconcile::Restart::no) {
         return edges;

@@ -1,4 +1,5 @@
 #include "shimkeeper/containerd/detection.hpp"
+#include "shimkeeper/containerd/version_cache.hpp"
 
 #include "shimkeeper/containerd/config_facts.hpp"
 #include "shimkeeper/containerd/program.hpp"
@@ -68,7 +69,7 @@ std::string pick_unit(const util::HostRoot& root, Flavor flavor) {
 }
 
 void find_binary(const util::HostRoot& root, const spec::ContainerdSettings& settings,
-                 Detection& d) {
+                 const fs::path& version_cache, Detection& d) {
     std::vector<std::string> candidates = layout(d.flavor).binaries;
     if (settings.binary) {
         candidates = {*settings.binary};
@@ -84,7 +85,7 @@ void find_binary(const util::HostRoot& root, const spec::ContainerdSettings& set
                             (candidates.size() > 1 ? " or the other usual places" : ""));
         return;
     }
-    auto version = query_containerd_version(root.on_host(d.binary));
+    auto version = cached_containerd_version(root.on_host(d.binary), version_cache);
     if (version) {
         d.binary_version = *version;
         d.reasons.push_back("containerd " + version->to_string() + ": " + d.binary.string() +
@@ -110,7 +111,8 @@ util::Expected<std::optional<toml::table>> read_config(const util::HostRoot& roo
 } // namespace
 
 util::Expected<Detection> detect(const util::HostRoot& root,
-                                 const spec::ContainerdSettings& settings) {
+                                 const spec::ContainerdSettings& settings,
+                                 const std::filesystem::path& version_cache) {
     Detection d;
     if (settings.flavor) {
         auto flavor = parse_flavor(*settings.flavor);
@@ -129,7 +131,7 @@ util::Expected<Detection> detect(const util::HostRoot& root,
     d.reasons.push_back(
         "config " + d.config_path.string() +
         (settings.config_path ? ": set in the agent config" : ": the usual place for this flavor"));
-    find_binary(root, settings, d);
+    find_binary(root, settings, version_cache, d);
 
     auto root_config = TRY(read_config(root, d.config_path, Masking::none));
     d.config_exists = root_config.has_value();

@@ -41,7 +41,9 @@ struct Detection {
 
 std::string_view to_string(Detection::Mode mode);
 
+// version_cache: a host path remembering `containerd --version` per binary (empty: no cache).
 util::Expected<Detection> detect(const util::HostRoot& root,
-                                 const spec::ContainerdSettings& settings);
+                                 const spec::ContainerdSettings& settings,
+                                 const std::filesystem::path& version_cache = {});
 
 } // namespace shimkeeper::containerd
