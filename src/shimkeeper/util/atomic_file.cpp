@@ -12,9 +12,8 @@ Expected<AtomicFile> AtomicFile::create(const std::filesystem::path& target, mod
     std::string pattern = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX"));
     int fd = ::mkostemp(pattern.data(), O_CLOEXEC);
     if (fd < 0) {
-        return std::unexpected(
-            Error::from_errno(ErrorCode::io, "cannot create a temp file beside " + target.string(),
-                              errno));
+        return std::unexpected(Error::from_errno(
+            ErrorCode::io, "cannot create a temp file beside " + target.string(), errno));
     }
     Fd owned(fd);
     struct stat existing {};
@@ -63,8 +62,7 @@ Expected<void> AtomicFile::commit() {
     m_fd.reset();
     if (::rename(m_temp.c_str(), m_target.c_str()) != 0) {
         return std::unexpected(Error::from_errno(
-            ErrorCode::io, "cannot rename " + m_temp.string() + " to " + m_target.string(),
-            errno));
+            ErrorCode::io, "cannot rename " + m_temp.string() + " to " + m_target.string(), errno));
     }
     m_committed = true;
     return fsync_directory(m_target.parent_path());

@@ -6,15 +6,24 @@ namespace shimkeeper::util {
 
 const char* to_string(ErrorCode code) {
     switch (code) {
-    case ErrorCode::invalid_input: return "invalid input";
-    case ErrorCode::io: return "i/o error";
-    case ErrorCode::network: return "network error";
-    case ErrorCode::checksum: return "checksum mismatch";
-    case ErrorCode::archive: return "archive error";
-    case ErrorCode::not_found: return "not found";
-    case ErrorCode::conflict: return "conflict";
-    case ErrorCode::external: return "external program failed";
-    case ErrorCode::internal: return "internal error";
+    case ErrorCode::invalid_input:
+        return "invalid input";
+    case ErrorCode::io:
+        return "i/o error";
+    case ErrorCode::network:
+        return "network error";
+    case ErrorCode::checksum:
+        return "checksum mismatch";
+    case ErrorCode::archive:
+        return "archive error";
+    case ErrorCode::not_found:
+        return "not found";
+    case ErrorCode::conflict:
+        return "conflict";
+    case ErrorCode::external:
+        return "external program failed";
+    case ErrorCode::internal:
+        return "internal error";
     }
     return "error";
 }

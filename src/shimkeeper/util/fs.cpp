@@ -14,9 +14,9 @@ namespace fs = std::filesystem;
 Expected<std::string> read_file(const fs::path& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) {
-        return std::unexpected(Error::from_errno(
-            errno == ENOENT ? ErrorCode::not_found : ErrorCode::io, "cannot read " + path.string(),
-            errno));
+        return std::unexpected(
+            Error::from_errno(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
+                              "cannot read " + path.string(), errno));
     }
     std::string content;
     char buffer[65536];
@@ -40,9 +40,8 @@ Expected<void> create_directories(const fs::path& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) {
-        return std::unexpected(Error::from_errno(ErrorCode::io,
-                                                 "cannot create directory " + dir.string(),
-                                                 ec.value()));
+        return std::unexpected(Error::from_errno(
+            ErrorCode::io, "cannot create directory " + dir.string(), ec.value()));
     }
     return {};
 }

@@ -26,10 +26,18 @@ void Log::write(LogLevel level, std::string_view message) const {
     }
     const char* prefix = "";
     switch (level) {
-    case LogLevel::debug: prefix = "debug: "; break;
-    case LogLevel::info: prefix = ""; break;
-    case LogLevel::warning: prefix = "warning: "; break;
-    case LogLevel::error: prefix = "error: "; break;
+    case LogLevel::debug:
+        prefix = "debug: ";
+        break;
+    case LogLevel::info:
+        prefix = "";
+        break;
+    case LogLevel::warning:
+        prefix = "warning: ";
+        break;
+    case LogLevel::error:
+        prefix = "error: ";
+        break;
     }
     std::string line = std::string(prefix) + std::string(message) + "\n";
     std::fwrite(line.data(), 1, line.size(), stderr);
