@@ -11,6 +11,7 @@
 #include "support/fake_systemd.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
@@ -208,6 +209,23 @@ TEST_F(TransactionTest, RemovingTheLastShimRemovesItsBlockAndLink) {
     EXPECT_EQ(config(), k_config);
     EXPECT_FALSE(fs::is_symlink(link()));
     EXPECT_EQ(m_systemd.restarts("containerd.service"), 2);
+}
+
+TEST_F(TransactionTest, StoredBinaryChangedByHandIsFetchedAgain) {
+    auto v1 = shim("v1");
+    ASSERT_TRUE(apply({v1}));
+    // The link holds the node path; this process finds the file under the root.
+    const fs::path stored = m_store.artifact_dir(*v1.fetch.sha256) / v1.binary;
+    const std::string original = util::read_file(stored).value();
+    {
+        std::ofstream tamper(stored, std::ios::app);
+        tamper << "echo injected\n";
+    }
+    auto outcome = apply({v1});
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    EXPECT_EQ(outcome->result, TxnResult::committed);
+    EXPECT_EQ(util::read_file(stored).value(), original);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 1) << "the config did not change";
 }
 
 TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction) {

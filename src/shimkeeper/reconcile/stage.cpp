@@ -3,6 +3,7 @@
 #include "shimkeeper/archive/unpack.hpp"
 #include "shimkeeper/store/locate_binary.hpp"
 #include "shimkeeper/store/preflight.hpp"
+#include "shimkeeper/store/tamper.hpp"
 #include "shimkeeper/util/fs.hpp"
 
 namespace shimkeeper::reconcile {
@@ -47,13 +48,26 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim, const stor
     TRY(store.ensure_layout());
     const std::string context = "shim '" + shim.name + "' (" + shim.location.to_string() + ")";
 
-    // Content-addressed cache: a known digest already in the store costs no request at all.
+    // Content-addressed cache: a known digest already in the store costs no request at all,
+    // unless its binary was changed by hand since (then it is fetched again: drift repair).
     if (shim.fetch.sha256 && store.has_artifact(*shim.fetch.sha256)) {
         StagedArtifact staged;
         staged.digest = *shim.fetch.sha256;
-        staged.binary_path = TRY(find_binary_in_store(store, shim, staged.digest));
-        log.debug(shim.name + ": sha256:" + staged.digest + " already in the store");
-        return staged;
+        auto binary_path = find_binary_in_store(store, shim, staged.digest);
+        auto integrity = binary_path
+                             ? store::check_binary_fingerprint(store, staged.digest, *binary_path)
+                             : util::Expected<store::Integrity>(store::Integrity::changed);
+        if (!integrity) {
+            return std::unexpected(integrity.error());
+        }
+        if (*integrity == store::Integrity::intact) {
+            staged.binary_path = *binary_path;
+            log.debug(shim.name + ": sha256:" + staged.digest + " already in the store");
+            return staged;
+        }
+        log.warning(shim.name + ": " + store.artifact_dir(staged.digest).string() +
+                    " was changed by hand; fetching sha256:" + staged.digest + " again");
+        TRY(store::discard_artifact(store, staged.digest));
     }
 
     fetch::DownloadRequest request;
@@ -102,6 +116,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim, const stor
                     std::to_string(preflight->exit_status) + " (continuing: it did execute)");
     }
     TRY(store.commit_artifact(staging, staged.digest));
+    TRY(store::record_binary_fingerprint(store, staged.digest, staged.binary_path));
     return staged;
 }
 

@@ -1,0 +1,29 @@
+// Stored artifacts are immutable, but a person with root can still edit one by hand. The drift
+// check must notice without hashing megabytes on every no-op apply, so each stored binary's
+// inode metadata (inode, size, mode, mtime, ctime) is recorded when it is first used and compared
+// afterwards: a write, a chmod or a replacement changes at least one of them.
+#pragma once
+
+#include "shimkeeper/store/store.hpp"
+#include "shimkeeper/util/error.hpp"
+
+#include <string>
+
+namespace shimkeeper::store {
+
+enum class Integrity { intact, changed };
+
+// Compares the binary with its record in <state>/fingerprints/<digest>; records it when there is
+// no record yet (an artifact stored before fingerprints existed, or just committed).
+util::Expected<Integrity> check_binary_fingerprint(const Store& store, const std::string& digest,
+                                                   const std::string& binary_path);
+
+// Records the binary as it is now (right after a commit), replacing an older record.
+util::Expected<void> record_binary_fingerprint(const Store& store, const std::string& digest,
+                                               const std::string& binary_path);
+
+// Moves a damaged artifact out of the store (into tmp/, then deletes it) and forgets its record,
+// so the next staging downloads it again.
+util::Expected<void> discard_artifact(const Store& store, const std::string& digest);
+
+} // namespace shimkeeper::store
