@@ -30,7 +30,8 @@ util::Expected<void> flush_tree(const fs::path& root) {
     for (auto it = fs::recursive_directory_iterator(root, ec);
          !ec && it != fs::recursive_directory_iterator() && entries.size() <= k_fsync_limit;
          it.increment(ec)) {
-        if (it->is_regular_file(ec) || (it->is_directory(ec) && !it->is_symlink(ec))) {
+        const auto status = it->symlink_status(ec); // links are not flushed, nor followed
+        if (fs::is_regular_file(status) || fs::is_directory(status)) {
             entries.push_back(it->path());
         }
     }
