@@ -69,7 +69,7 @@ Wants=$NODE_UNIT
 
 [Service]
 Type=notify
-ExecStart=$SHIMKEEPER -c $NODE_AGENT_CONFIG run
+ExecStart=$SHIMKEEPER -c $NODE_AGENT_CONFIG run --status-file $NODE_DIR/run/shimkeeper/status.json
 # Short on purpose: a loop that stopped pinging would be killed several times over the soak.
 WatchdogSec=5s
 Restart=on-failure
@@ -86,6 +86,8 @@ check "its main process is shimkeeper" \
     test "$(readlink "/proc/$(daemon_prop MainPID)/exe")" = "$(readlink -f "$SHIMKEEPER")"
 status_line=$(daemon_prop StatusText)
 check "STATUS= says it converged (got: $status_line)" grep -q '^converged' <<<"$status_line"
+check "status.json holds the daemon's current state" \
+    grep -q '"converged' "$NODE_DIR/run/shimkeeper/status.json"
 
 # --- A new drop-in converges within seconds, without anyone running apply.
 current_shims() {
