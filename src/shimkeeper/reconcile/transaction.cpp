@@ -310,7 +310,8 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state,
             {change.node_path.string(), change.before.has_value(), backups.string()});
     }
     m_entry.links = links;
-    // Staging is done and changed nothing on the node: its steps go into the first save.
+    TRY(m_journal.save(m_entry)); // intent and before-state, ahead of any change
+    // Staging already happened (it changes nothing on the node); its steps share one save.
     for (const char* done : {"fetch", "preflight", "store"}) {
         fault_point(done);
         m_entry.steps.emplace_back(done);
