@@ -175,3 +175,15 @@ TEST(ContainerdRefusals, ByteOrderMarkIsKeptAndUnderstood) {
 }
 
 } // namespace
+
+// Found by fuzzing: a user line wrapped in the adopted-line marker twice cannot be restored to
+// what the user wrote, so the engine refuses to touch the file instead of guessing.
+TEST(ContainerdRefusals, DoublyAdoptedLineIsRefusedNamingTheLine) {
+    const std::string text = "version = 2\n"
+                             "#shimkeeper:adopted:spin# #shimkeeper:adopted:spin# a = 1\n";
+    auto out = sc::edit_config_text(text, v2_target(), {});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:2:"));
+    EXPECT_TRUE(contains(out.error().message(), "twice"));
+}

@@ -137,12 +137,33 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
     return {};
 }
 
+// shimkeeper comments a user's line out once ("#shimkeeper:adopted:<shim># <line>"); a line
+// wrapped twice was not written by us and could not be restored to what the user wrote.
+util::Expected<void> refuse_nested_adoption(const std::vector<std::string>& lines,
+                                            const std::string& label) {
+    const std::string mark = "#shimkeeper:adopted:";
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (!lines[i].starts_with(mark)) {
+            continue;
+        }
+        const auto end = lines[i].find("# ", mark.size());
+        if (end != std::string::npos && lines[i].compare(end + 2, mark.size(), mark) == 0) {
+            return util::fail(util::ErrorCode::conflict,
+                              label + ":" + std::to_string(i + 1) +
+                                  ": this line carries shimkeeper's adopted-line marker twice, "
+                                  "which shimkeeper never writes; restore the line by hand");
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 util::Expected<std::string> edit_config_text(std::string_view before, const EditTarget& target,
                                              const std::vector<DesiredRuntime>& desired) {
     TRY(check_desired(desired, target));
     const std::vector<std::string> lines = split_lines(before);
+    TRY(refuse_nested_adoption(lines, target.label));
     const std::string masked = join_lines(mask_lines(lines, target.masking));
     const toml::table tree = TRY(parse_toml(masked, target.label));
     const auto blocks = TRY(find_blocks(lines, target.label));
