@@ -176,8 +176,8 @@ TEST(ContainerdRefusals, ByteOrderMarkIsKeptAndUnderstood) {
 
 } // namespace
 
-// Found by fuzzing: a user line wrapped in the adopted-line marker twice cannot be restored to
-// what the user wrote, so the engine refuses to touch the file instead of guessing.
+// Found by fuzzing: an adopted line that wraps one of shimkeeper's markers cannot be restored
+// without forging a marker, so the engine refuses to touch the file instead of guessing.
 TEST(ContainerdRefusals, DoublyAdoptedLineIsRefusedNamingTheLine) {
     const std::string text = "version = 2\n"
                              "#shimkeeper:adopted:spin# #shimkeeper:adopted:spin# a = 1\n";
@@ -185,5 +185,13 @@ TEST(ContainerdRefusals, DoublyAdoptedLineIsRefusedNamingTheLine) {
     ASSERT_FALSE(out.has_value());
     EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
     EXPECT_TRUE(contains(out.error().message(), "config.toml:2:"));
-    EXPECT_TRUE(contains(out.error().message(), "twice"));
+    EXPECT_TRUE(contains(out.error().message(), "markers"));
+}
+
+TEST(ContainerdRefusals, AdoptedLineHoldingABlockMarkerIsRefused) {
+    const std::string text = "version = 2\n"
+                             "#shimkeeper:adopted:sh# # shimkeeper:end shim=y\n";
+    auto out = sc::edit_config_text(text, v2_target(), {});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:2:"));
 }

@@ -16,7 +16,10 @@ daemon::ReconcileOutcome failed(const util::Error& error) {
     return {false, false, error.message(), {{"error", error.message()}}};
 }
 
-daemon::ReconcileOutcome recover_once(const GlobalOptions& options) {
+// Each attempt loads the desired state afresh and opens the node's edges for it.
+using NodeStep = std::function<daemon::ReconcileOutcome(Context&, const reconcile::Node&)>;
+
+daemon::ReconcileOutcome on_node(const GlobalOptions& options, const NodeStep& step) {
     auto ctx = make_context(options);
     if (!ctx) {
         return failed(ctx.error());
@@ -25,7 +28,11 @@ daemon::ReconcileOutcome recover_once(const GlobalOptions& options) {
     if (!edges) {
         return failed(edges.error());
     }
-    auto recovery = reconcile::recover((*edges)->node(), reconcile::Restart::yes);
+    return step(*ctx, (*edges)->node());
+}
+
+daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node) {
+    auto recovery = reconcile::recover(node, reconcile::Restart::yes);
     if (!recovery) {
         return failed(recovery.error());
     }
@@ -35,17 +42,8 @@ daemon::ReconcileOutcome recover_once(const GlobalOptions& options) {
     return {true, recovery->needed, summary, {{"recovery", summary}}};
 }
 
-daemon::ReconcileOutcome reconcile_once(const GlobalOptions& options) {
-    auto ctx = make_context(options);
-    if (!ctx) {
-        return failed(ctx.error());
-    }
-    auto edges = NodeEdges::open(*ctx, reconcile::Restart::yes);
-    if (!edges) {
-        return failed(edges.error());
-    }
-    auto outcome =
-        reconcile::execute((*edges)->node(), ctx->desired.shims, "apply", reconcile::Restart::yes);
+daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& node) {
+    auto outcome = reconcile::execute(node, ctx.desired.shims, "apply", reconcile::Restart::yes);
     if (!outcome) {
         return failed(outcome.error());
     }
@@ -54,7 +52,7 @@ daemon::ReconcileOutcome reconcile_once(const GlobalOptions& options) {
         return {false, outcome->changed, outcome->reason, status};
     }
     std::vector<std::string> handlers;
-    for (const auto& shim : ctx->desired.shims) {
+    for (const auto& shim : ctx.desired.shims) {
         handlers.push_back(shim.handler);
     }
     status["handlers"] = handlers;
@@ -81,8 +79,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code
         config.watch_paths = {agent_config, agent_config.parent_path() / "shims.d"};
         config.status_file = root.on_host(*status_file);
         exit_code = daemon::run_daemon(
-            config, [&options] { return recover_once(options); },
-            [&options] { return reconcile_once(options); }, log_of(options));
+            config, [&options] { return on_node(options, recover_once); },
+            [&options] { return on_node(options, reconcile_once); }, log_of(options));
     });
 }
 

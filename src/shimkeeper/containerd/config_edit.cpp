@@ -137,9 +137,10 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
     return {};
 }
 
-// shimkeeper comments a user's line out once ("#shimkeeper:adopted:<shim># <line>"); a line
-// wrapped twice was not written by us and could not be restored to what the user wrote.
-util::Expected<void> refuse_nested_adoption(const std::vector<std::string>& lines,
+// shimkeeper comments a user's line out once ("#shimkeeper:adopted:<shim># <line>"), and the
+// user's line is never one of shimkeeper's own marker comments. An adopted line wrapping a
+// marker was not written by us: restoring it would forge a marker, so the file is refused.
+util::Expected<void> refuse_forged_adoption(const std::vector<std::string>& lines,
                                             const std::string& label) {
     const std::string mark = "#shimkeeper:adopted:";
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -147,11 +148,16 @@ util::Expected<void> refuse_nested_adoption(const std::vector<std::string>& line
             continue;
         }
         const auto end = lines[i].find("# ", mark.size());
-        if (end != std::string::npos && lines[i].compare(end + 2, mark.size(), mark) == 0) {
+        if (end == std::string::npos) {
+            continue;
+        }
+        std::string_view restored = std::string_view(lines[i]).substr(end + 2);
+        restored.remove_prefix(std::min(restored.find_first_not_of(" \t"), restored.size()));
+        if (restored.starts_with("#shimkeeper:") || restored.starts_with("# shimkeeper:")) {
             return util::fail(util::ErrorCode::conflict,
                               label + ":" + std::to_string(i + 1) +
-                                  ": this line carries shimkeeper's adopted-line marker twice, "
-                                  "which shimkeeper never writes; restore the line by hand");
+                                  ": an adopted line holds one of shimkeeper's own markers, which "
+                                  "shimkeeper never writes; restore the line by hand");
         }
     }
     return {};
@@ -163,7 +169,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
                                              const std::vector<DesiredRuntime>& desired) {
     TRY(check_desired(desired, target));
     const std::vector<std::string> lines = split_lines(before);
-    TRY(refuse_nested_adoption(lines, target.label));
+    TRY(refuse_forged_adoption(lines, target.label));
     const std::string masked = join_lines(mask_lines(lines, target.masking));
     const toml::table tree = TRY(parse_toml(masked, target.label));
     const auto blocks = TRY(find_blocks(lines, target.label));

@@ -1,17 +1,20 @@
 #include "shimkeeper/fetch/curl_downloader.hpp"
 
-#include "shimkeeper/fetch/curl_handles.hpp"
 #include "shimkeeper/fetch/curl_transfer.hpp"
 #include "shimkeeper/fetch/partial_file.hpp"
 #include "shimkeeper/fetch/progress.hpp"
 #include "shimkeeper/fetch/retry_policy.hpp"
 #include "shimkeeper/fetch/url_policy.hpp"
+#include "shimkeeper/util/curl_handles.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <thread>
 
 namespace shimkeeper::fetch {
+
+using util::CurlEasy;
+using util::make_curl_easy;
 
 namespace {
 

@@ -1,14 +1,16 @@
 #include "shimkeeper/fetch/curl_transfer.hpp"
 
 #include "shimkeeper/fetch/curl_codes.hpp"
-#include "shimkeeper/fetch/curl_handles.hpp"
 #include "shimkeeper/fetch/url_policy.hpp"
+#include "shimkeeper/util/curl_handles.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <optional>
 
 namespace shimkeeper::fetch {
+
+using util::set_curl_option;
 
 namespace {
 

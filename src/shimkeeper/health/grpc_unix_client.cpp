@@ -59,10 +59,7 @@ util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::s
                                                  Idempotent idempotent) {
     const std::string where = "gRPC " + std::string(method) + " on " + m_socket_path;
     if (!m_curl) {
-        m_curl.reset(curl_easy_init());
-        if (!m_curl) {
-            return util::fail(util::ErrorCode::internal, where + ": curl_easy_init failed");
-        }
+        m_curl = TRY(util::make_curl_easy()); // also runs curl_global_init once
         curl_slist* list = nullptr;
         for (const char* header : {"content-type: application/grpc", "te: trailers",
                                    "user-agent: shimkeeper", "expect:"}) {

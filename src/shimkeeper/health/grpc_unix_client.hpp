@@ -4,6 +4,7 @@
 // calls needs no reconnect logic.
 #pragma once
 
+#include "shimkeeper/util/curl_handles.hpp"
 #include "shimkeeper/util/error.hpp"
 
 #include <chrono>
@@ -14,15 +15,8 @@
 
 namespace shimkeeper::health {
 
-struct CurlEasyCleanup {
-    void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
-};
-using CurlEasy = std::unique_ptr<CURL, CurlEasyCleanup>;
-
-struct CurlSlistFree {
-    void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-using CurlSlist = std::unique_ptr<curl_slist, CurlSlistFree>;
+using util::CurlEasy;
+using util::CurlSlist;
 
 // Whether a call may be sent again when its answer was lost before any of it arrived.
 enum class Idempotent { no, yes };

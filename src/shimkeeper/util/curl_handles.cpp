@@ -1,8 +1,8 @@
-#include "shimkeeper/fetch/curl_handles.hpp"
+#include "shimkeeper/util/curl_handles.hpp"
 
 #include <string>
 
-namespace shimkeeper::fetch {
+namespace shimkeeper::util {
 
 namespace {
 
@@ -27,4 +27,4 @@ util::Expected<CurlEasy> make_curl_easy() {
     return handle;
 }
 
-} // namespace shimkeeper::fetch
+} // namespace shimkeeper::util

@@ -7,7 +7,7 @@
 #include <curl/curl.h>
 #include <memory>
 
-namespace shimkeeper::fetch {
+namespace shimkeeper::util {
 
 struct CurlEasyDeleter {
     void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
@@ -34,4 +34,4 @@ util::Expected<void> set_curl_option(CURL* handle, CURLoption option, T value, c
     return {};
 }
 
-} // namespace shimkeeper::fetch
+} // namespace shimkeeper::util
