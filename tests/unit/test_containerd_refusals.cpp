@@ -188,6 +188,14 @@ TEST(ContainerdRefusals, DoublyAdoptedLineIsRefusedNamingTheLine) {
     EXPECT_TRUE(contains(out.error().message(), "markers"));
 }
 
+TEST(ContainerdRefusals, IndentedMarkerIsRefused) {
+    const std::string text = "version = 2\n"
+                             "  #shimkeeper:adopted:[plugins]\n";
+    auto out = sc::edit_config_text(text, v2_target(), {});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_TRUE(contains(out.error().message(), "config.toml:2:"));
+}
+
 TEST(ContainerdRefusals, AdoptedLineHoldingABlockMarkerIsRefused) {
     const std::string text = "version = 2\n"
                              "#shimkeeper:adopted:sh# # shimkeeper:end shim=y\n";

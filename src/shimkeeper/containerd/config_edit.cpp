@@ -143,21 +143,22 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
 util::Expected<void> refuse_forged_adoption(const std::vector<std::string>& lines,
                                             const std::string& label) {
     const std::string mark = "#shimkeeper:adopted:";
+    auto is_marker = [](std::string_view text) {
+        text.remove_prefix(std::min(text.find_first_not_of(" \t"), text.size()));
+        return text.starts_with("#shimkeeper:") || text.starts_with("# shimkeeper:");
+    };
     for (std::size_t i = 0; i < lines.size(); ++i) {
-        if (!lines[i].starts_with(mark)) {
-            continue;
-        }
-        const auto end = lines[i].find("# ", mark.size());
-        if (end == std::string::npos) {
-            continue;
-        }
-        std::string_view restored = std::string_view(lines[i]).substr(end + 2);
-        restored.remove_prefix(std::min(restored.find_first_not_of(" \t"), restored.size()));
-        if (restored.starts_with("#shimkeeper:") || restored.starts_with("# shimkeeper:")) {
+        const std::string_view line = lines[i];
+        const auto end = line.starts_with(mark) ? line.find("# ", mark.size()) : line.npos;
+        // Markers are written at the start of a line; an indented one was moved or forged, and
+        // adopting (commenting out) such a line would wrap a marker inside another.
+        const bool indented_marker = is_marker(line) && !line.starts_with("#shimkeeper:") &&
+                                     !line.starts_with("# shimkeeper:");
+        if (indented_marker || (end != line.npos && is_marker(line.substr(end + 2)))) {
             return util::fail(util::ErrorCode::conflict,
                               label + ":" + std::to_string(i + 1) +
-                                  ": an adopted line holds one of shimkeeper's own markers, which "
-                                  "shimkeeper never writes; restore the line by hand");
+                                  ": this line holds one of shimkeeper's markers where shimkeeper "
+                                  "never writes one; restore or remove it by hand");
         }
     }
     return {};
