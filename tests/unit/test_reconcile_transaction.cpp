@@ -228,6 +228,19 @@ TEST_F(TransactionTest, StoredBinaryChangedByHandIsFetchedAgain) {
     EXPECT_EQ(m_systemd.restarts("containerd.service"), 1) << "the config did not change";
 }
 
+TEST_F(TransactionTest, OnlyTheNewestConfigBackupsAreKept) {
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_TRUE(apply({shim("v" + std::to_string(i))}));
+        ASSERT_TRUE(apply({}));
+    }
+    std::size_t backups = 0;
+    for (const auto& entry : fs::directory_iterator(m_store.state_dir() / "backups")) {
+        (void)entry;
+        ++backups;
+    }
+    EXPECT_EQ(backups, 5u);
+}
+
 TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction) {
     // What a process killed right after writing the config leaves behind.
     Journal journal(m_store.state_dir());

@@ -131,6 +131,19 @@ std::filesystem::path Journal::backup_dir(const std::string& txn_id) const {
     return m_state_dir / "backups" / txn_id;
 }
 
+util::Expected<void> Journal::prune_backups(std::size_t keep) const {
+    std::vector<std::filesystem::path> folders;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(m_state_dir / "backups", ec)) {
+        folders.push_back(entry.path());
+    }
+    std::sort(folders.begin(), folders.end());
+    for (std::size_t i = 0; i + keep < folders.size(); ++i) {
+        TRY(util::remove_all(folders[i]));
+    }
+    return {};
+}
+
 std::string now_rfc3339() {
     std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm utc{};

@@ -58,6 +58,9 @@ public:
     util::Expected<void> save(const JournalEntry& entry) const;
     // Where before-copies of config files of one transaction go.
     std::filesystem::path backup_dir(const std::string& txn_id) const;
+    // Keeps the before-copies of the newest `keep` transactions (ids sort by time), removes the
+    // rest: they are needed only while a transaction runs, and kept a while for the operator.
+    util::Expected<void> prune_backups(std::size_t keep) const;
 
 private:
     std::filesystem::path file() const { return m_state_dir / "journal.json"; }

@@ -17,6 +17,9 @@ namespace shimkeeper::reconcile {
 
 namespace {
 
+// Config before-copies of this many recent transactions stay in <state>/backups/.
+constexpr std::size_t k_kept_backups = 5;
+
 std::string link_target_for(const Node& node, const store::InstalledShim& shim) {
     return node.root.to_node(node.store.artifact_dir(shim.digest) / shim.binary_path).string();
 }
@@ -192,6 +195,9 @@ util::Expected<Outcome> Transaction::commit(store::StoreState state,
     if (auto removed = m_node.store.collect_garbage(m_node.settings.store.keep_generations);
         !removed) {
         m_node.log.warning("garbage collection: " + removed.error().message());
+    }
+    if (auto pruned = m_journal.prune_backups(k_kept_backups); !pruned) {
+        m_node.log.warning("pruning config backups: " + pruned.error().message());
     }
     m_outcome.result = TxnResult::committed;
     m_outcome.generation = state.current.value_or(0);
