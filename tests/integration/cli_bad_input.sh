@@ -12,11 +12,18 @@ before="$(tree_digest "$ROOT")"
 
 # A typo in a key: refused with file, line and a suggestion, for every command.
 sed -i 's/^sha256 =/sha265 =/' "$drop_in"
-for command in plan fetch status; do
+for command in plan fetch apply; do
     expect_exit 2 sk "$command"
     expect_output_contains "10-demo.toml:"
     expect_output_contains "sha265"
 done
+# status needs only the agent settings: it still answers, and names the broken file.
+expect_exit 0 sk status
+expect_output_contains "Desired shims: unreadable"
+expect_output_contains "10-demo.toml:"
+# rollback too: it is refused for its own reason (nothing installed), not for the drop-in.
+expect_exit 2 sk rollback --no-restart
+expect_output_contains "nothing is installed"
 
 # Malformed TOML.
 printf '[[shim]]\nname = "demo\n' >"$drop_in"

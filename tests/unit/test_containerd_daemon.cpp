@@ -116,7 +116,8 @@ TEST(ContainerdDaemon, ServesWithTheEditedConfigAndLoadsCri) {
     shim.handler = "spin";
     shim.runtime_type = "io.containerd.spin.v2";
     shim.binary = "containerd-shim-spin-v2";
-    auto runtime = sc::desired_runtime(shim, (dir / "store").string(), std::string(64, 'e'));
+    auto runtime = sc::desired_runtime(shim, (dir / "store" / "bin" / shim.binary).string(),
+                                       std::string(64, 'e'));
     auto changes = sc::plan_edits(*detection, {runtime}, shimkeeper::util::HostRoot());
     ASSERT_TRUE(changes.has_value()) << changes.error().message();
     ASSERT_EQ(changes->size(), 1u);

@@ -28,7 +28,8 @@ sc::DesiredRuntime spin() {
     shim.handler = "spin";
     shim.runtime_type = "io.containerd.spin.v2";
     shim.binary = "containerd-shim-spin-v2";
-    return sc::desired_runtime(shim, "/var/lib/shimkeeper/", std::string(64, 'd'));
+    return sc::desired_runtime(shim, "/var/lib/shimkeeper/bin/" + shim.binary,
+                               std::string(64, 'd'));
 }
 
 class Plan : public testing::Test {

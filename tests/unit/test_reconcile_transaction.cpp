@@ -265,5 +265,30 @@ TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction
     EXPECT_EQ(m_systemd.restarts("containerd.service"), 0);
 }
 
+// An entry left in progress is never overwritten by the next transaction: that one recovers it
+// first (the daemon used to recover only once at start).
+TEST_F(TransactionTest, NextTransactionRecoversAnInterruptedEntryFirst) {
+    Journal journal(m_store.state_dir());
+    JournalEntry entry;
+    entry.id = "interrupted";
+    entry.kind = "apply";
+    entry.to_generation = 1;
+    const fs::path backups = journal.backup_dir(entry.id);
+    containerd::FileChange change{"/etc/containerd/config.toml", std::string(k_config), "", false};
+    ASSERT_TRUE(containerd::keep_previous(change, backups));
+    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string()});
+    entry.steps = {"fetch", "preflight", "store", "links", "config"};
+    ASSERT_TRUE(journal.save(entry));
+    ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));
+
+    auto outcome = apply({shim("v1")});
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    ASSERT_TRUE(outcome->recovered);
+    EXPECT_EQ(outcome->recovered->id, "interrupted");
+    EXPECT_EQ(outcome->result, TxnResult::committed);
+    EXPECT_EQ(config().find("# half"), std::string::npos);
+    EXPECT_NE(journal.load().value()->id, "interrupted");
+}
+
 } // namespace
 } // namespace shimkeeper::reconcile

@@ -207,7 +207,7 @@ TEST_F(SpecLoad, DuplicateNameAcrossFilesNamesBothPlaces) {
     ASSERT_FALSE(state);
     EXPECT_EQ(state.error().message(), path("shims.d/a.toml") +
                                            ":1:1: shim name 'spin' is already used by the "
-                                           "[[shim]] at " +
+                                           "shim at " +
                                            path("shimkeeper.toml") +
                                            ":2:1; every shim needs its own name");
 }

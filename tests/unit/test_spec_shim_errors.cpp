@@ -292,7 +292,7 @@ TEST(SpecShimErrors, DuplicateNameInOneFile) {
     std::string second = base_shim();
     second.replace(second.find("handler = \"spin\""), 16, "handler = \"other\"");
     EXPECT_EQ(error_of(base_shim() + "\n" + second),
-              "f.toml:9:1: shim name 'spin-v2' is already used by the [[shim]] at f.toml:1:1; "
+              "f.toml:9:1: shim name 'spin-v2' is already used by the shim at f.toml:1:1; "
               "every shim needs its own name");
 }
 

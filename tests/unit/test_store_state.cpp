@@ -1,5 +1,6 @@
 // state.json on the real disk: round trip, a fresh node, and every way the file can be wrong.
 #include "shimkeeper/store/state.hpp"
+#include "shimkeeper/util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,7 +52,11 @@ InstalledShim spin() {
                          "0.17.0",
                          std::string(64, 'c'),
                          "https://example.org/spin.tar.gz",
-                         "SystemdCgroup = true\n"};
+                         "SystemdCgroup = true\n",
+                         true,
+                         true,
+                         "wasmtime-spin",
+                         "shims.d/spin.toml:1:1"};
 }
 
 TEST_F(StoreStateFile, RoundTripKeepsEveryField) {
@@ -85,7 +90,24 @@ TEST_F(StoreStateFile, RoundTripKeepsEveryField) {
     EXPECT_EQ(first->digest, expected.digest);
     EXPECT_EQ(first->url, expected.url);
     EXPECT_EQ(first->options_toml, expected.options_toml);
+    EXPECT_EQ(*first, expected); // the whole spec: adopt, allow_unverified, runtime_class too
     EXPECT_EQ(loaded->next_number(), 3);
+}
+
+// A state.json written before generations recorded the whole spec still loads, with defaults.
+TEST_F(StoreStateFile, RecordsWithoutTheLaterFieldsLoadWithDefaults) {
+    ASSERT_TRUE(util::write_file_atomic(
+        file(), R"({"version": 1, "current": 1, "generations": [{"number": 1, "created": "x",
+          "shims": [{"name": "a", "handler": "a", "runtime_type": "io.containerd.a.v2",
+                     "binary": "containerd-shim-a-v2", "binary_path": "containerd-shim-a-v2",
+                     "version": "", "digest": "d", "url": "u", "options_toml": ""}]}]})"));
+    auto loaded = load_state(file());
+    ASSERT_TRUE(loaded.has_value()) << loaded.error().message();
+    const InstalledShim* shim = loaded->current_generation()->find("a");
+    ASSERT_NE(shim, nullptr);
+    EXPECT_FALSE(shim->adopt);
+    EXPECT_FALSE(shim->allow_unverified);
+    EXPECT_EQ(shim->runtime_class, "");
 }
 
 TEST_F(StoreStateFile, MissingFileIsAFreshNode) {

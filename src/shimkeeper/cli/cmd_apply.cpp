@@ -13,12 +13,15 @@ namespace shimkeeper::cli {
 util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart) {
     auto edges = TRY(NodeEdges::open(ctx, restart));
     auto node = edges->node();
+    // Recovery needs only the settings: an interrupted transaction is undone even when the
+    // desired state has become unreadable since (that is then reported, exit 2).
     auto recovery = TRY(reconcile::recover(node, restart));
     if (recovery.needed) {
         ctx.log.warning("recovered interrupted transaction " + recovery.entry.id + ": " +
                         recovery.entry.reason);
     }
-    auto outcome = TRY(reconcile::execute(node, ctx.desired.shims, "apply", restart));
+    const auto desired = TRY(ctx.load_desired());
+    auto outcome = TRY(reconcile::execute(node, desired.shims, "apply", restart));
     print_outcome(ctx, outcome, restart);
     return outcome.exit_code();
 }

@@ -17,13 +17,17 @@ util::Expected<int> fetch_all(Context& ctx) {
                                          ? fetch::ProgressStyle::none
                                          : fetch::progress_style_for_stderr());
     reconcile::StageOptions stage_options;
-    stage_options.fetch = ctx.desired.settings.fetch;
+    stage_options.fetch = ctx.settings.fetch;
+    const auto desired = TRY(ctx.load_desired());
+    const auto state = TRY(ctx.store.load_state());
 
     nlohmann::json results = nlohmann::json::array();
     int failures = 0;
     int exit_code = 0;
-    for (const spec::ShimSpec& shim : ctx.desired.shims) {
-        auto staged = reconcile::stage_shim(shim, ctx.store, downloader, stage_options, ctx.log);
+    for (const spec::ShimSpec& shim : desired.shims) {
+        auto staged =
+            reconcile::stage_shim(shim, reconcile::known_digest(shim, state.current_generation()),
+                                  ctx.store, downloader, stage_options, ctx.log);
         if (!staged) {
             ++failures;
             exit_code = std::max(exit_code, staged.error().exit_code());
@@ -47,10 +51,10 @@ util::Expected<int> fetch_all(Context& ctx) {
     }
     if (ctx.output == OutputFormat::json) {
         std::cout << nlohmann::json{{"shims", results}, {"failed", failures}}.dump(2) << "\n";
-    } else if (ctx.desired.shims.empty()) {
+    } else if (desired.shims.empty()) {
         std::cout << "No shims are declared: nothing to fetch.\n";
     } else if (failures > 0) {
-        std::cout << failures << " of " << ctx.desired.shims.size()
+        std::cout << failures << " of " << desired.shims.size()
                   << " shims could not be fetched; the store holds only complete artifacts.\n";
     }
     return exit_code;

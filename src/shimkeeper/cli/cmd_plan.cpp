@@ -6,7 +6,9 @@
 #include "shimkeeper/containerd/plan.hpp"
 #include "shimkeeper/containerd/report.hpp"
 #include "shimkeeper/containerd/runtime_entry.hpp"
-#include "shimkeeper/reconcile/plan.hpp"
+#include "shimkeeper/reconcile/journal.hpp"
+#include "shimkeeper/reconcile/node_plan.hpp"
+#include "shimkeeper/reconcile/stage.hpp"
 
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,37 +17,9 @@ namespace shimkeeper::cli {
 
 namespace {
 
-// The digest the config's marker will name: known from the spec, or (unverified shims) from the
-// installed generation while the URL is unchanged; otherwise only a download would tell.
-std::string expected_digest(const spec::ShimSpec& shim, const store::Generation* current) {
-    if (shim.fetch.sha256) {
-        return *shim.fetch.sha256;
-    }
-    const store::InstalledShim* have = current ? current->find(shim.name) : nullptr;
-    return have != nullptr && have->url == shim.fetch.url ? have->digest : "unverified";
-}
-
-struct ConfigPlan {
-    containerd::Detection detection;
-    std::vector<containerd::FileChange> changes;
-    bool restart = false;
-};
-
-util::Expected<ConfigPlan> plan_config(const Context& ctx, const store::Generation* current) {
-    auto detection = TRY(containerd::detect(ctx.root, ctx.desired.settings.containerd));
-    std::vector<containerd::DesiredRuntime> runtimes;
-    for (const auto& shim : ctx.desired.shims) {
-        runtimes.push_back(containerd::desired_runtime(shim, ctx.desired.settings.store.dir,
-                                                       expected_digest(shim, current)));
-    }
-    ConfigPlan plan;
-    plan.detection = detection;
-    plan.changes = TRY(containerd::plan_edits(detection, runtimes, ctx.root));
-    plan.restart = containerd::needs_restart(detection, plan.changes);
-    return plan;
-}
-
-nlohmann::json plan_to_json(const reconcile::Plan& plan, const ConfigPlan& config) {
+nlohmann::json plan_to_json(const reconcile::NodePlan& node_plan,
+                            const containerd::Detection& detection) {
+    const reconcile::Plan& plan = node_plan.shims;
     nlohmann::json actions = nlohmann::json::array();
     for (const auto& a : plan.actions) {
         actions.push_back({{"action", reconcile::to_string(a.kind)},
@@ -58,14 +32,23 @@ nlohmann::json plan_to_json(const reconcile::Plan& plan, const ConfigPlan& confi
                            {"staged", a.staged},
                            {"reasons", a.reasons}});
     }
-    auto config_json = containerd::plan_json(config.detection, config.changes);
+    auto config_json = containerd::plan_json(detection, node_plan.config_changes);
+    nlohmann::json links = nlohmann::json::array();
+    for (const auto& link : node_plan.links) {
+        links.push_back({{"binary", link.binary},
+                         {"from", link.before ? nlohmann::json(*link.before) : nullptr},
+                         {"to", link.after ? nlohmann::json(*link.after) : nullptr}});
+    }
     return {{"actions", actions},
+            {"links", links},
             {"config_changes", config_json["files"]},
             {"restart_needed", config_json["restart_needed"]},
-            {"converged", plan.converged() && config.changes.empty()}};
+            {"new_generation", plan.new_generation},
+            {"converged", node_plan.converged()}};
 }
 
-void print_plan_text(const reconcile::Plan& plan, const ConfigPlan& config) {
+void print_plan_text(const reconcile::NodePlan& node_plan) {
+    const reconcile::Plan& plan = node_plan.shims;
     for (const auto& a : plan.actions) {
         std::cout << reconcile::to_string(a.kind) << " " << a.name << " (handler " << a.handler
                   << ")";
@@ -97,14 +80,18 @@ void print_plan_text(const reconcile::Plan& plan, const ConfigPlan& config) {
               << plan.count(reconcile::ActionKind::upgrade) << " to upgrade, "
               << plan.count(reconcile::ActionKind::remove) << " to remove, "
               << plan.count(reconcile::ActionKind::unchanged) << " unchanged.\n";
-    for (const auto& change : config.changes) {
+    for (const auto& change : node_plan.config_changes) {
         std::cout << "\n" << containerd::unified_diff(change);
     }
-    if (plan.converged() && config.changes.empty()) {
+    if (node_plan.converged()) {
         std::cout << "Nothing to do.\n";
-    } else {
-        std::cout << "containerd restart: " << (config.restart ? "needed" : "not needed") << "\n";
+        return;
     }
+    if (plan.new_generation) {
+        std::cout << "A new generation will be recorded.\n";
+    }
+    std::cout << "containerd restart: " << (node_plan.restart_needed ? "needed" : "not needed")
+              << "\n";
 }
 
 } // namespace
@@ -113,15 +100,30 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
     auto* cmd = app.add_subcommand("plan", "show what apply would do; changes nothing");
     cmd->callback([&options, &exit_code] {
         exit_code = run_with_context(options, [](Context& ctx) -> util::Expected<int> {
-            auto state = TRY(ctx.store.load_state());
-            auto digests = ctx.store.artifact_digests();
-            auto plan = reconcile::compute_plan(ctx.desired.shims, state.current_generation(),
-                                                {digests.begin(), digests.end()});
-            auto config = TRY(plan_config(ctx, state.current_generation()));
+            // The same inputs and the same function as apply's (reconcile/node_plan.hpp); apply
+            // only knows more digests, after downloading what `[download needed]` marks.
+            const auto desired = TRY(ctx.load_desired());
+            const auto state = TRY(ctx.store.load_state());
+            const auto detection = TRY(containerd::detect(ctx.root, ctx.settings.containerd));
+            const auto artifacts = TRY(
+                reconcile::known_artifacts(desired.shims, state.current_generation(), ctx.store));
+            const auto plan = TRY(reconcile::plan_node({ctx.root, ctx.store, detection},
+                                                       desired.shims, artifacts, state));
+            auto interrupted = reconcile::Journal(ctx.store.state_dir()).load();
+            const bool recovery_pending =
+                interrupted && *interrupted &&
+                (**interrupted).result == reconcile::TxnResult::in_progress;
             if (ctx.output == OutputFormat::json) {
-                std::cout << plan_to_json(plan, config).dump(2) << "\n";
+                auto out = plan_to_json(plan, detection);
+                out["recovery_pending"] = recovery_pending;
+                std::cout << out.dump(2) << "\n";
             } else {
-                print_plan_text(plan, config);
+                if (recovery_pending) {
+                    std::cout << "An interrupted transaction (" << (**interrupted).id
+                              << ") will be recovered first; the plan below is read from the "
+                                 "node as the crash left it.\n";
+                }
+                print_plan_text(plan);
             }
             return 0;
         });

@@ -3,6 +3,7 @@
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
+#include "shimkeeper/reconcile/record.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 

@@ -1,10 +1,13 @@
-// `shimkeeper run`: the daemon. Each reconcile reloads the desired state from disk (files may
-// have changed) and runs the same transaction as `apply`; the loop itself lives in daemon/.
+// `shimkeeper run`: the daemon. Each reconcile reloads the agent settings and reads the
+// desired-state sources afresh (files may have changed) and runs the same transaction as
+// `apply`; the loop itself lives in daemon/. Recovery needs only the settings, so a broken
+// drop-in never leaves an interrupted transaction unrecovered.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/daemon/status_text.hpp"
+#include "shimkeeper/reconcile/node_status.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
@@ -16,7 +19,7 @@ daemon::ReconcileOutcome failed(const util::Error& error) {
     return {false, false, error.message(), {{"error", error.message()}}};
 }
 
-// Each attempt loads the desired state afresh and opens the node's edges for it.
+// Each attempt loads the settings afresh and opens the node's edges for them.
 using NodeStep = std::function<daemon::ReconcileOutcome(Context&, const reconcile::Node&)>;
 
 daemon::ReconcileOutcome on_node(const GlobalOptions& options, const NodeStep& step) {
@@ -28,7 +31,9 @@ daemon::ReconcileOutcome on_node(const GlobalOptions& options, const NodeStep& s
     if (!edges) {
         return failed(edges.error());
     }
-    return step(*ctx, (*edges)->node());
+    reconcile::Node node = (*edges)->node();
+    node.heartbeat = daemon::watchdog_keepalive; // downloads and health waits can be long
+    return step(*ctx, node);
 }
 
 daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node) {
@@ -43,22 +48,39 @@ daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node) {
 }
 
 daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& node) {
-    auto outcome = reconcile::execute(node, ctx.desired.shims, "apply", reconcile::Restart::yes);
+    auto desired = ctx.load_desired();
+    if (!desired) {
+        // Still recover whatever a crash left behind: that needs no desired state.
+        auto recovered = recover_once(ctx, node);
+        if (!recovered.ok) {
+            return recovered;
+        }
+        return failed(desired.error());
+    }
+    auto outcome = reconcile::execute(node, desired->shims, "apply", reconcile::Restart::yes);
     if (!outcome) {
         return failed(outcome.error());
     }
-    auto status = outcome_to_json(*outcome);
+    if (outcome->recovered) {
+        ctx.log.warning("recovered interrupted transaction " + outcome->recovered->id + ": " +
+                        outcome->recovered->reason);
+    }
+    auto state = ctx.store.load_state();
+    if (!state) {
+        return failed(state.error());
+    }
+    const reconcile::NodeStatus status = reconcile::node_status(*outcome, *state);
+    auto status_json = node_status_to_json(status);
     if (outcome->exit_code() != 0) {
-        return {false, outcome->changed, outcome->reason, status};
+        return {false, outcome->changed, outcome->reason, status_json};
     }
     std::vector<std::string> handlers;
-    for (const auto& shim : ctx.desired.shims) {
+    for (const auto& shim : status.installed) {
         handlers.push_back(shim.handler);
     }
-    status["handlers"] = handlers;
     return {true, outcome->changed,
-            daemon::converged_status(handlers, static_cast<std::uint64_t>(outcome->generation)),
-            status};
+            daemon::converged_status(handlers, static_cast<std::uint64_t>(status.generation)),
+            status_json};
 }
 
 } // namespace

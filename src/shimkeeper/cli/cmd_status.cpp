@@ -24,9 +24,17 @@ std::uint64_t directory_size(const std::filesystem::path& dir) {
 }
 
 nlohmann::json shim_json(const store::InstalledShim& s) {
-    return {{"name", s.name},     {"handler", s.handler}, {"runtime_type", s.runtime_type},
-            {"binary", s.binary}, {"version", s.version}, {"digest", s.digest},
-            {"url", s.url}};
+    return {{"name", s.name},
+            {"handler", s.handler},
+            {"runtime_type", s.runtime_type},
+            {"binary", s.binary},
+            {"version", s.version},
+            {"digest", s.digest},
+            {"url", s.url},
+            {"allow_unverified", s.allow_unverified},
+            {"adopt", s.adopt},
+            {"runtime_class", s.runtime_class},
+            {"origin", s.origin}};
 }
 
 // Which shims of which generations use a digest: "demo (gen 3, 4)".
@@ -63,13 +71,19 @@ util::Expected<int> show_status(Context& ctx) {
                                {"current", current == &gen},
                                {"shims", shims}});
     }
+    // A broken desired-state file is reported, not a reason to show nothing else.
+    auto loaded = ctx.load_desired();
+    const std::vector<spec::ShimSpec> no_shims;
+    const std::vector<spec::ShimSpec>& desired_shims = loaded ? loaded->shims : no_shims;
     nlohmann::json desired = nlohmann::json::array();
-    for (const auto& shim : ctx.desired.shims) {
+    for (const auto& shim : desired_shims) {
         desired.push_back({{"name", shim.name},
                            {"handler", shim.handler},
                            {"version", shim.version},
                            {"source", shim.location.to_string()}});
     }
+    const nlohmann::json desired_error =
+        loaded ? nlohmann::json(nullptr) : nlohmann::json(loaded.error().message());
 
     if (ctx.output == OutputFormat::json) {
         nlohmann::json out{{"store", ctx.store.node_dir().string()},
@@ -77,15 +91,21 @@ util::Expected<int> show_status(Context& ctx) {
                            {"generations", generations},
                            {"current_generation",
                             current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
-                           {"desired", desired}};
-        out.update(node_status(ctx));
+                           {"desired", desired},
+                           {"desired_error", desired_error}};
+        out.update(node_status(ctx, desired_shims));
         std::cout << out.dump(2) << "\n";
         return 0;
     }
 
-    std::cout << "Desired shims: " << ctx.desired.shims.size() << " (from "
-              << ctx.desired.files.size() << " file(s))\n";
-    for (const auto& shim : ctx.desired.shims) {
+    if (!loaded) {
+        std::cout << "Desired shims: unreadable: " << loaded.error().message()
+                  << "\n  (apply and the daemon refuse to change the node until it is fixed)\n";
+    } else {
+        std::cout << "Desired shims: " << loaded->shims.size() << " (from "
+                  << loaded->origins.size() << " file(s))\n";
+    }
+    for (const auto& shim : desired_shims) {
         std::cout << "  " << shim.name << "  handler " << shim.handler << "  "
                   << (shim.version.empty() ? "" : shim.version + "  ") << shim.location.to_string()
                   << "\n";
@@ -110,7 +130,7 @@ util::Expected<int> show_status(Context& ctx) {
                   << human_size(a["bytes"].get<std::uint64_t>()) << "  "
                   << (users.empty() ? "staged, not installed" : "used by " + used) << "\n";
     }
-    print_node_status(node_status(ctx));
+    print_node_status(node_status(ctx, desired_shims));
     return 0;
 }
 

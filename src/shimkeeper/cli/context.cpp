@@ -1,5 +1,7 @@
 #include "shimkeeper/cli/context.hpp"
 
+#include "shimkeeper/spec/settings_file.hpp"
+
 namespace shimkeeper::cli {
 
 util::HostRoot host_root_of(const GlobalOptions& options) {
@@ -38,15 +40,13 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
                           "--root " + options.root + " is not a directory");
     }
 
-    spec::LoadRequest request;
-    request.agent_config_required = !options.config.empty();
-    request.agent_config = agent_config_of(options, root);
-    request.shims_dir = request.agent_config.parent_path() / "shims.d";
-    request.arch = spec::node_architecture();
-    auto desired = TRY(spec::load_desired_state(request));
-
-    store::Store store(root, desired.settings.store.dir);
-    return Context{root, log_of(options), output, std::move(desired), std::move(store)};
+    const std::filesystem::path agent_config = agent_config_of(options, root);
+    auto settings = TRY(spec::load_agent_settings(agent_config, !options.config.empty()));
+    spec::FileSource files(agent_config, agent_config.parent_path() / "shims.d",
+                           spec::node_architecture());
+    store::Store store(root, settings.store.dir);
+    return Context{
+        root, log_of(options), output, std::move(settings), std::move(files), std::move(store)};
 }
 
 } // namespace shimkeeper::cli

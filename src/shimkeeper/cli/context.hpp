@@ -2,8 +2,9 @@
 // and the store it points at.
 #pragma once
 
+#include "shimkeeper/spec/agent_settings.hpp"
 #include "shimkeeper/spec/architecture.hpp"
-#include "shimkeeper/spec/desired_state.hpp"
+#include "shimkeeper/spec/sources.hpp"
 #include "shimkeeper/store/store.hpp"
 #include "shimkeeper/util/error.hpp"
 #include "shimkeeper/util/host_root.hpp"
@@ -24,12 +25,18 @@ struct GlobalOptions {
 
 inline constexpr const char* k_default_agent_config = "/etc/shimkeeper/shimkeeper.toml";
 
+// Only the agent settings are loaded up front: recovery, rollback and status need nothing else,
+// so a broken shims.d/ file never keeps them from working. The desired shims are read from
+// their sources by the commands that need them (load_desired).
 struct Context {
     util::HostRoot root;
     util::Log log;
     OutputFormat output = OutputFormat::text;
-    spec::DesiredState desired;
+    spec::AgentSettings settings;
+    spec::FileSource files; // shimkeeper.toml's [[shim]]s and shims.d/*.toml
     store::Store store;
+
+    util::Expected<spec::DesiredShims> load_desired() const { return spec::gather({&files}); }
 };
 
 // The pieces of a Context that need no file: --root made absolute, the agent config path
@@ -41,7 +48,7 @@ util::Log log_of(const GlobalOptions& options);
 // Where `containerd --version` is remembered between runs (the store's state folder).
 std::filesystem::path version_cache_of(const Context& ctx);
 
-// Loads the desired state and opens the store; errors are bad input (exit 2) or I/O (exit 1).
+// Loads the agent settings and opens the store; errors are bad input (exit 2) or I/O (exit 1).
 util::Expected<Context> make_context(const GlobalOptions& options);
 
 } // namespace shimkeeper::cli

@@ -12,7 +12,7 @@ NodeEdges::NodeEdges(const Context& ctx, containerd::Detection detection)
 util::Expected<std::unique_ptr<NodeEdges>> NodeEdges::open(const Context& ctx,
                                                            reconcile::Restart restart) {
     auto detection =
-        TRY(containerd::detect(ctx.root, ctx.desired.settings.containerd, version_cache_of(ctx)));
+        TRY(containerd::detect(ctx.root, ctx.settings.containerd, version_cache_of(ctx)));
     std::unique_ptr<NodeEdges> edges(new NodeEdges(ctx, std::move(detection)));
     if (restart == reconcile::Restart::no) {
         return edges;
@@ -24,8 +24,7 @@ util::Expected<std::unique_ptr<NodeEdges>> NodeEdges::open(const Context& ctx,
                               "); set [containerd] unit, or use --no-restart");
     }
     // Connected on first use: a converged apply never talks to D-Bus.
-    edges->m_systemd =
-        std::make_unique<systemd::LazySystemdManager>(ctx.desired.settings.systemd.bus);
+    edges->m_systemd = std::make_unique<systemd::LazySystemdManager>(ctx.settings.systemd.bus);
     edges->m_containerd =
         health::make_containerd_client(ctx.root.on_host(edges->m_detection.socket).string());
     edges->m_guard = std::make_unique<systemd::RestartGuard>(
@@ -34,8 +33,8 @@ util::Expected<std::unique_ptr<NodeEdges>> NodeEdges::open(const Context& ctx,
 }
 
 reconcile::Node NodeEdges::node() const {
-    return reconcile::Node{m_ctx.root,   m_ctx.desired.settings, m_ctx.store,   m_detection,
-                           m_downloader, m_containerd.get(),     m_guard.get(), m_ctx.log};
+    return reconcile::Node{m_ctx.root,   m_ctx.settings,     m_ctx.store,   m_detection,
+                           m_downloader, m_containerd.get(), m_guard.get(), m_ctx.log};
 }
 
 } // namespace shimkeeper::cli

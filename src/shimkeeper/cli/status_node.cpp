@@ -15,7 +15,8 @@ namespace {
 constexpr std::chrono::seconds k_probe_timeout{2};
 
 // What the running containerd says about every desired handler.
-nlohmann::json running_json(const Context& ctx, const containerd::Detection& d) {
+nlohmann::json running_json(const Context& ctx, const std::vector<spec::ShimSpec>& desired,
+                            const containerd::Detection& d) {
     auto client = health::make_containerd_client(ctx.root.on_host(d.socket).string());
     auto version = client->version(k_probe_timeout);
     if (!version) {
@@ -29,7 +30,7 @@ nlohmann::json running_json(const Context& ctx, const containerd::Detection& d) 
     }
     running["runtime_ready"] = status->runtime_ready;
     nlohmann::json handlers = nlohmann::json::object();
-    for (const auto& shim : ctx.desired.shims) {
+    for (const auto& shim : desired) {
         const std::string expected = ctx.store.binary_node_path(shim.binary).string();
         std::string actual;
         bool registered = false;
@@ -63,15 +64,15 @@ nlohmann::json last_transaction_json(const Context& ctx) {
 
 } // namespace
 
-nlohmann::json node_status(const Context& ctx) {
+nlohmann::json node_status(const Context& ctx, const std::vector<spec::ShimSpec>& desired) {
     nlohmann::json out;
-    auto detection = containerd::detect(ctx.root, ctx.desired.settings.containerd);
+    auto detection = containerd::detect(ctx.root, ctx.settings.containerd);
     if (!detection) {
         out["containerd"] = {{"error", detection.error().message()}};
     } else {
         out["containerd"] = containerd::detection_json(*detection);
         // Under --root (an image being baked) nothing runs: do not ask the host's containerd.
-        out["running"] = ctx.root.is_host() ? running_json(ctx, *detection)
+        out["running"] = ctx.root.is_host() ? running_json(ctx, desired, *detection)
                                             : nlohmann::json{{"reachable", false},
                                                              {"error", "not asked under --root"}};
     }

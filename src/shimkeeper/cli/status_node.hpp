@@ -9,7 +9,8 @@
 namespace shimkeeper::cli {
 
 // Never fails: whatever cannot be read is reported as such in the result.
-nlohmann::json node_status(const Context& ctx);
+// `desired`: the shims whose handlers are checked against the running containerd.
+nlohmann::json node_status(const Context& ctx, const std::vector<spec::ShimSpec>& desired);
 void print_node_status(const nlohmann::json& status);
 
 } // namespace shimkeeper::cli

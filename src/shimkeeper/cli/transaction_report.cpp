@@ -6,15 +6,49 @@ namespace shimkeeper::cli {
 
 nlohmann::json outcome_to_json(const reconcile::Outcome& outcome) {
     nlohmann::json files = nlohmann::json::array();
-    for (const auto& change : outcome.config_changes) {
+    for (const auto& change : outcome.plan.config_changes) {
         files.push_back(change.node_path.string());
+    }
+    nlohmann::json shims = nlohmann::json::array();
+    for (const auto& action : outcome.plan.shims.actions) {
+        shims.push_back({{"name", action.name},
+                         {"handler", action.handler},
+                         {"action", reconcile::to_string(action.kind)},
+                         {"from_digest", action.from_digest},
+                         {"to_digest", action.to_digest},
+                         {"reasons", action.reasons}});
     }
     return {{"result", reconcile::to_string(outcome.result)},
             {"changed", outcome.changed},
             {"generation", outcome.generation},
             {"reason", outcome.reason},
             {"restarts", outcome.restarts},
+            {"shims", shims},
             {"config_files", files}};
+}
+
+nlohmann::json node_status_to_json(const reconcile::NodeStatus& status) {
+    nlohmann::json shims = nlohmann::json::array();
+    for (const auto& shim : status.shims) {
+        shims.push_back({{"name", shim.name},
+                         {"handler", shim.handler},
+                         {"action", reconcile::to_string(shim.action)},
+                         {"installed", shim.installed},
+                         {"version", shim.version},
+                         {"digest", shim.digest}});
+    }
+    std::vector<std::string> handlers;
+    for (const auto& shim : status.installed) {
+        handlers.push_back(shim.handler);
+    }
+    return {{"result", reconcile::to_string(status.result)},
+            {"changed", status.changed},
+            {"generation", status.generation},
+            {"reason", status.reason},
+            {"restarts", status.restarts},
+            {"handlers", handlers},
+            {"shims", shims},
+            {"config_files", status.config_files}};
 }
 
 void print_outcome(const Context& ctx, const reconcile::Outcome& outcome,
@@ -31,12 +65,12 @@ void print_outcome(const Context& ctx, const reconcile::Outcome& outcome,
     switch (outcome.result) {
     case reconcile::TxnResult::committed:
         std::cout << "Committed generation " << outcome.generation << ".";
-        for (const auto& change : outcome.config_changes) {
+        for (const auto& change : outcome.plan.config_changes) {
             std::cout << " Wrote " << change.node_path.string() << ".";
         }
         if (outcome.restarts > 0) {
             std::cout << " containerd restarted and healthy.";
-        } else if (!outcome.config_changes.empty() && restart == reconcile::Restart::no) {
+        } else if (!outcome.plan.config_changes.empty() && restart == reconcile::Restart::no) {
             std::cout << " containerd was NOT restarted (--no-restart): restart it to load the "
                          "new config.";
         }

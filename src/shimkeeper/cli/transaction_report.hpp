@@ -3,6 +3,7 @@
 
 #include "shimkeeper/cli/context.hpp"
 #include "shimkeeper/reconcile/node.hpp"
+#include "shimkeeper/reconcile/node_status.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 namespace shimkeeper::cli {
 
 nlohmann::json outcome_to_json(const reconcile::Outcome& outcome);
+// The daemon's status.json "result": the typed node status after a reconcile.
+nlohmann::json node_status_to_json(const reconcile::NodeStatus& status);
 void print_outcome(const Context& ctx, const reconcile::Outcome& outcome,
                    reconcile::Restart restart);
 

@@ -4,17 +4,13 @@
 
 namespace shimkeeper::containerd {
 
-DesiredRuntime desired_runtime(const spec::ShimSpec& shim, const std::string& store_dir,
+DesiredRuntime desired_runtime(const spec::ShimSpec& shim, std::string binary_node_path,
                                const std::string& digest) {
     DesiredRuntime runtime;
     runtime.shim_name = shim.name;
     runtime.handler = shim.handler;
     runtime.runtime_type = shim.runtime_type;
-    std::string dir = store_dir;
-    while (dir.size() > 1 && dir.ends_with('/')) {
-        dir.pop_back();
-    }
-    runtime.binary_node_path = dir + "/bin/" + shim.binary;
+    runtime.binary_node_path = std::move(binary_node_path);
     runtime.digest = digest;
     runtime.options = shim.options;
     runtime.adopt = shim.adopt;

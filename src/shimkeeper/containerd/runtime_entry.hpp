@@ -32,8 +32,8 @@ struct DesiredRuntime {
     bool adopt = false;           // may take over a handler defined outside shimkeeper's blocks
 };
 
-// store_dir is the node path of the store (spec::AgentSettings::store.dir).
-DesiredRuntime desired_runtime(const spec::ShimSpec& shim, const std::string& store_dir,
+// binary_node_path: the shim's bin/ link as the node sees it (store::Store::binary_node_path).
+DesiredRuntime desired_runtime(const spec::ShimSpec& shim, std::string binary_node_path,
                                const std::string& digest);
 
 enum class Pointing { runtime_path, absolute_type };

@@ -33,12 +33,23 @@ struct ReconcileOutcome {
     nlohmann::json status; // written under "result" in status.json
 };
 
+// A source of changes beside inotify (a Kubernetes watch connection in cluster mode). The caller
+// builds it once and it outlives every reconcile; the loop calls `on_ready` whenever `fd` is
+// readable, and a `true` answer ("the desired state may have changed") schedules a debounced
+// reconcile like a file change does.
+struct ChangeSource {
+    int fd = -1;
+    std::string name; // for logs: "shims watch"
+    std::function<bool()> on_ready;
+};
+
 struct DaemonConfig {
     // The agent config file and the shims.d/ directory (host paths). Their parent directories are
     // watched, not the paths themselves, so that an editor's rename-into-place is seen and a
     // shims.d/ created later starts being watched.
     std::vector<std::filesystem::path> watch_paths;
     std::filesystem::path status_file; // /run/shimkeeper/status.json (under --root when given)
+    std::vector<ChangeSource> change_sources;
     std::chrono::milliseconds debounce{500};
     std::chrono::milliseconds drift_interval{300'000}; // jittered +-20%
     std::chrono::milliseconds backoff_initial{5'000}, backoff_max{300'000};

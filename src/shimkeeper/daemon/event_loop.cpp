@@ -10,11 +10,13 @@
 #include "shimkeeper/daemon/watch_plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <ctime>
 #include <exception>
 #include <memory>
 #include <random>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -66,6 +68,12 @@ public:
     }
 
 private:
+    struct Source {
+        DaemonLoop* loop;
+        const ChangeSource* source;
+        SdEventSource io;
+    };
+
     struct Watch {
         DaemonLoop* loop;
         DirWatch plan;
@@ -102,6 +110,14 @@ private:
                                        on_timer, this),
                      "creating the reconcile timer"));
         m_timer.reset(timer);
+        for (const ChangeSource& change_source : m_config.change_sources) {
+            m_sources.push_back(std::make_unique<Source>(Source{this, &change_source, nullptr}));
+            sd_event_source* io = nullptr;
+            TRY(sd_check(sd_event_add_io(m_event.get(), &io, change_source.fd, EPOLLIN,
+                                         on_source_ready, m_sources.back().get()),
+                         "watching " + change_source.name));
+            m_sources.back()->io.reset(io);
+        }
         return {};
     }
 
@@ -224,6 +240,24 @@ private:
         return self->finish_dispatch(self->arm_timer());
     }
 
+    static int on_source_ready(sd_event_source*, int, uint32_t, void* userdata) {
+        auto* source = static_cast<Source*>(userdata);
+        DaemonLoop* self = source->loop;
+        bool changed = false;
+        try {
+            changed = source->source->on_ready();
+        } catch (const std::exception& e) {
+            self->m_log.error(source->source->name + ": " + e.what());
+            changed = true; // reconcile: it reads the source afresh and reports what is wrong
+        }
+        if (!changed) {
+            return 0;
+        }
+        self->m_log.debug("change seen by " + source->source->name);
+        self->m_schedule.on_change(monotonic_now());
+        return self->finish_dispatch(self->arm_timer());
+    }
+
     static int on_signal(sd_event_source*, const struct signalfd_siginfo* info, void* userdata) {
         auto* self = static_cast<DaemonLoop*>(userdata);
         self->m_notifier.stopping(static_cast<int>(info->ssi_signo));
@@ -244,6 +278,7 @@ private:
     SdEventSource m_timer;
     std::vector<SdEventSource> m_signals;
     std::vector<std::unique_ptr<Watch>> m_watches;
+    std::vector<std::unique_ptr<Source>> m_sources;
 };
 
 } // namespace
@@ -260,6 +295,15 @@ int run_daemon(const DaemonConfig& config, const ReconcileFn& recover, const Rec
 }
 
 void watchdog_keepalive() {
+    // Called from download progress (often): one ping a second is plenty for any WatchdogSec.
+    static std::atomic<std::int64_t> last_ping_ms{0};
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    if (now - last_ping_ms.load() < 1'000) {
+        return;
+    }
+    last_ping_ms = now;
     if (sd_watchdog_enabled(0, nullptr) > 0) {
         sd_notify(0, "WATCHDOG=1");
     }

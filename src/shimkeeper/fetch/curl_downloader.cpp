@@ -71,6 +71,9 @@ util::Expected<DownloadResult> CurlDownloader::download(const DownloadRequest& r
         auto wait =
             backoff_delay(attempt, m_backoff_base, jitter(m_random), error.failure.retry_after);
         progress.retrying(attempt, error.reason, wait);
+        if (request.heartbeat) {
+            request.heartbeat(); // a Retry-After wait is at most 30 s, far below any watchdog
+        }
         std::this_thread::sleep_for(wait);
     }
 

@@ -24,6 +24,7 @@ struct HopContext {
     CURL* handle = nullptr;
     PartialFile* file = nullptr;
     Progress* progress = nullptr;
+    const std::function<void()>* heartbeat = nullptr;
     std::uint64_t max_size = 0;
     milliseconds stall_timeout{0};
 
@@ -84,6 +85,9 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
 
 int on_progress(void* user, curl_off_t total, curl_off_t received, curl_off_t, curl_off_t) {
     auto& hop = *static_cast<HopContext*>(user);
+    if (hop.heartbeat != nullptr && *hop.heartbeat) {
+        (*hop.heartbeat)(); // curl calls this about once a second even while no byte arrives
+    }
     auto now = Clock::now();
     if (received != hop.last_received) {
         hop.last_received = received;
@@ -187,6 +191,7 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         hop.handle = handle;
         hop.file = &file;
         hop.progress = &progress;
+        hop.heartbeat = &request.heartbeat;
         hop.max_size = settings.max_size;
         hop.stall_timeout = settings.stall_timeout;
         auto set = [&]() -> util::Expected<void> {

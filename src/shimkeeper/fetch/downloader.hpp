@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,9 @@ struct DownloadRequest {
     std::optional<std::string> expected_sha256; // lowercase hex; absent = unverified
     spec::FetchSettings settings;
     std::string label; // shim name, shown in progress output
+    // Called while a transfer is alive and between retries: the daemon passes its watchdog
+    // ping here, so a long download over a slow link never looks like a hung process.
+    std::function<void()> heartbeat;
 };
 
 struct DownloadResult {

@@ -11,6 +11,8 @@
 #include "shimkeeper/util/host_root.hpp"
 #include "shimkeeper/util/log.hpp"
 
+#include <functional>
+
 namespace shimkeeper::reconcile {
 
 // Restart::no is `apply --no-restart` and `bake`: files change, containerd is left alone.
@@ -25,6 +27,8 @@ struct Node {
     health::ContainerdClient* containerd = nullptr; // required with Restart::yes
     systemd::RestartGuard* restarts = nullptr;      // required with Restart::yes
     const util::Log& log;
+    // Called during long steps (downloads, waiting for containerd): the daemon's watchdog ping.
+    std::function<void()> heartbeat = {};
 };
 
 } // namespace shimkeeper::reconcile

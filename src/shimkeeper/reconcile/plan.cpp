@@ -1,7 +1,8 @@
 #include "shimkeeper/reconcile/plan.hpp"
 
+#include "shimkeeper/reconcile/record.hpp"
+
 #include <algorithm>
-#include <sstream>
 
 namespace shimkeeper::reconcile {
 
@@ -19,76 +20,43 @@ const char* to_string(ActionKind kind) {
     return "unknown";
 }
 
-bool Plan::converged() const {
-    return std::all_of(actions.begin(), actions.end(),
-                       [](const ShimAction& a) { return a.kind == ActionKind::unchanged; });
-}
-
 std::size_t Plan::count(ActionKind kind) const {
     return static_cast<std::size_t>(std::count_if(
         actions.begin(), actions.end(), [kind](const ShimAction& a) { return a.kind == kind; }));
 }
 
-std::string options_fingerprint(const toml::table& options) {
-    std::ostringstream out;
-    out << toml::toml_formatter(options, toml::format_flags::none);
-    return out.str();
-}
-
-namespace {
-
-// Everything that differs between what is installed and what is wanted, in words.
-std::vector<std::string> differences(const spec::ShimSpec& want, const store::InstalledShim& have) {
-    std::vector<std::string> reasons;
-    if (want.fetch.sha256) {
-        if (*want.fetch.sha256 != have.digest) {
-            reasons.emplace_back("new artifact");
-        }
-    } else if (want.fetch.url != have.url) {
-        // Unverified: the digest is only known after a download, so the URL stands for it.
-        reasons.emplace_back("new url (unverified artifact)");
-    }
-    if (want.handler != have.handler) {
-        reasons.push_back("handler " + have.handler + " -> " + want.handler);
-    }
-    if (want.runtime_type != have.runtime_type) {
-        reasons.push_back("runtime_type " + have.runtime_type + " -> " + want.runtime_type);
-    }
-    if (want.binary != have.binary) {
-        reasons.push_back("binary " + have.binary + " -> " + want.binary);
-    }
-    if (options_fingerprint(want.options) != have.options_toml) {
-        reasons.emplace_back("options changed");
-    }
-    return reasons;
-}
-
-} // namespace
-
-Plan compute_plan(const std::vector<spec::ShimSpec>& desired, const store::Generation* current,
-                  const std::set<std::string>& store_digests) {
+Plan compute_plan(const std::vector<spec::ShimSpec>& desired,
+                  const std::vector<std::optional<KnownArtifact>>& artifacts,
+                  const store::Generation* current) {
     Plan plan;
-    for (const spec::ShimSpec& want : desired) {
+    for (std::size_t i = 0; i < desired.size(); ++i) {
+        const spec::ShimSpec& want = desired[i];
+        const std::optional<KnownArtifact>& artifact = artifacts.at(i);
+        store::InstalledShim record = artifact
+                                          ? record_of(want, artifact->digest, artifact->binary_path)
+                                          : record_of(want, want.fetch.sha256.value_or(""), "");
         ShimAction action;
         action.name = want.name;
         action.handler = want.handler;
         action.to_version = want.version;
-        action.to_digest = want.fetch.sha256.value_or("");
-        action.staged = want.fetch.sha256 && store_digests.contains(*want.fetch.sha256);
+        action.to_digest = record.digest;
+        action.staged = artifact.has_value();
         const store::InstalledShim* have = current ? current->find(want.name) : nullptr;
         if (have == nullptr) {
             action.kind = ActionKind::install;
+            plan.new_generation = true;
         } else {
             action.from_version = have->version;
             action.from_digest = have->digest;
-            action.reasons = differences(want, *have);
+            action.reasons = differences(record, *have);
             action.kind = action.reasons.empty() ? ActionKind::unchanged : ActionKind::upgrade;
             if (action.kind == ActionKind::unchanged) {
                 action.to_digest = have->digest;
-                action.staged = store_digests.contains(have->digest);
             }
+            plan.new_generation = plan.new_generation || !action.reasons.empty();
         }
         plan.actions.push_back(std::move(action));
+        plan.target.push_back(std::move(record));
     }
     if (current != nullptr) {
         std::vector<const store::InstalledShim*> removed;
@@ -109,6 +77,7 @@ Plan compute_plan(const std::vector<spec::ShimSpec>& desired, const store::Gener
             action.from_version = have->version;
             action.from_digest = have->digest;
             plan.actions.push_back(std::move(action));
+            plan.new_generation = true;
         }
     }
     return plan;

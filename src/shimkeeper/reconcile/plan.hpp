@@ -1,11 +1,13 @@
-// The plan: a pure function of (desired shims, installed generation, store contents) -> actions.
-// No I/O here, so `plan` can print exactly what `apply` would execute, and tests need no disk.
+// The shim half of the plan: a pure function of (desired shims, what is known of their
+// artifacts, installed generation) -> actions and the records of the generation to install.
+// No I/O here; node_plan.hpp adds the links and config files and is what `plan` prints and
+// `apply` executes.
 #pragma once
 
 #include "shimkeeper/spec/shim_spec.hpp"
 #include "shimkeeper/store/state.hpp"
 
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,12 @@ namespace shimkeeper::reconcile {
 enum class ActionKind { install, upgrade, unchanged, remove };
 
 const char* to_string(ActionKind kind);
+
+// An artifact found in the store (or just staged): its digest and the binary inside it.
+struct KnownArtifact {
+    std::string digest;
+    std::string binary_path;
+};
 
 struct ShimAction {
     ActionKind kind = ActionKind::unchanged;
@@ -28,17 +36,16 @@ struct ShimAction {
 };
 
 struct Plan {
-    std::vector<ShimAction> actions; // desired shims in spec order, then removals by name
+    std::vector<ShimAction> actions;          // desired shims in spec order, then removals
+    std::vector<store::InstalledShim> target; // the records the node will run, spec order
+    bool new_generation = false;              // target differs from the current generation
 
-    // True when apply would change nothing on the node: no download, no write, no restart.
-    bool converged() const;
     std::size_t count(ActionKind kind) const;
 };
 
-// The serialised options table as stored in a generation (stable across runs).
-std::string options_fingerprint(const toml::table& options);
-
-Plan compute_plan(const std::vector<spec::ShimSpec>& desired, const store::Generation* current,
-                  const std::set<std::string>& store_digests);
+// artifacts[i] belongs to desired[i]: nullopt while only a download would tell.
+Plan compute_plan(const std::vector<spec::ShimSpec>& desired,
+                  const std::vector<std::optional<KnownArtifact>>& artifacts,
+                  const store::Generation* current);
 
 } // namespace shimkeeper::reconcile

@@ -42,32 +42,63 @@ util::Expected<std::string> find_binary_in_store(const store::Store& store,
 
 } // namespace
 
-util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim, const store::Store& store,
-                                          fetch::Downloader& downloader,
+std::optional<std::string> known_digest(const spec::ShimSpec& shim,
+                                        const store::Generation* current) {
+    if (shim.fetch.sha256) {
+        return shim.fetch.sha256;
+    }
+    const store::InstalledShim* have = current ? current->find(shim.name) : nullptr;
+    if (have != nullptr && have->url == shim.fetch.url && !have->digest.empty()) {
+        return have->digest;
+    }
+    return std::nullopt;
+}
+
+util::Expected<std::optional<KnownArtifact>>
+find_in_store(const spec::ShimSpec& shim, const std::string& digest, const store::Store& store) {
+    if (!store.has_artifact(digest)) {
+        return std::nullopt;
+    }
+    auto binary_path = find_binary_in_store(store, shim, digest);
+    if (!binary_path) {
+        return std::nullopt; // another binary name than the artifact holds: fetch proves it
+    }
+    auto integrity = TRY(store::check_binary_fingerprint(store, digest, *binary_path));
+    if (integrity != store::Integrity::intact) {
+        return std::nullopt;
+    }
+    return KnownArtifact{digest, *binary_path};
+}
+
+util::Expected<std::vector<std::optional<KnownArtifact>>>
+known_artifacts(const std::vector<spec::ShimSpec>& shims, const store::Generation* current,
+                const store::Store& store) {
+    std::vector<std::optional<KnownArtifact>> known;
+    for (const auto& shim : shims) {
+        auto digest = known_digest(shim, current);
+        known.push_back(digest ? TRY(find_in_store(shim, *digest, store)) : std::nullopt);
+    }
+    return known;
+}
+
+util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
+                                          const std::optional<std::string>& digest,
+                                          const store::Store& store, fetch::Downloader& downloader,
                                           const StageOptions& options, const util::Log& log) {
     TRY(store.ensure_layout());
     const std::string context = "shim '" + shim.name + "' (" + shim.location.to_string() + ")";
 
     // Content-addressed cache: a known digest already in the store costs no request at all,
     // unless its binary was changed by hand since (then it is fetched again: drift repair).
-    if (shim.fetch.sha256 && store.has_artifact(*shim.fetch.sha256)) {
-        StagedArtifact staged;
-        staged.digest = *shim.fetch.sha256;
-        auto binary_path = find_binary_in_store(store, shim, staged.digest);
-        auto integrity = binary_path
-                             ? store::check_binary_fingerprint(store, staged.digest, *binary_path)
-                             : util::Expected<store::Integrity>(store::Integrity::changed);
-        if (!integrity) {
-            return std::unexpected(integrity.error());
+    if (digest && store.has_artifact(*digest)) {
+        auto found = TRY(find_in_store(shim, *digest, store));
+        if (found) {
+            log.debug(shim.name + ": sha256:" + *digest + " already in the store");
+            return StagedArtifact{found->digest, found->binary_path, false, 0};
         }
-        if (*integrity == store::Integrity::intact) {
-            staged.binary_path = *binary_path;
-            log.debug(shim.name + ": sha256:" + staged.digest + " already in the store");
-            return staged;
-        }
-        log.warning(shim.name + ": " + store.artifact_dir(staged.digest).string() +
-                    " was changed by hand; fetching sha256:" + staged.digest + " again");
-        TRY(store::discard_artifact(store, staged.digest));
+        log.warning(shim.name + ": " + store.artifact_dir(*digest).string() +
+                    " was changed by hand; fetching sha256:" + *digest + " again");
+        TRY(store::discard_artifact(store, *digest));
     }
 
     fetch::DownloadRequest request;
@@ -75,6 +106,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim, const stor
     request.expected_sha256 = shim.fetch.sha256;
     request.settings = options.fetch;
     request.label = shim.name;
+    request.heartbeat = options.heartbeat;
     auto download = downloader.download(request, store.tmp_dir());
     if (!download) {
         return std::unexpected(std::move(download.error()).with_context(context));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "shimkeeper/fetch/downloader.hpp"
+#include "shimkeeper/reconcile/plan.hpp"
 #include "shimkeeper/spec/agent_settings.hpp"
 #include "shimkeeper/spec/shim_spec.hpp"
 #include "shimkeeper/store/store.hpp"
@@ -11,6 +12,7 @@
 #include "shimkeeper/util/log.hpp"
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 namespace shimkeeper::reconcile {
@@ -25,10 +27,29 @@ struct StagedArtifact {
 struct StageOptions {
     spec::FetchSettings fetch;
     std::chrono::milliseconds preflight_timeout{5'000};
+    std::function<void()> heartbeat; // passed on to the download (DownloadRequest::heartbeat)
 };
 
-util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim, const store::Store& store,
-                                          fetch::Downloader& downloader,
+// The digest a shim's artifact has without downloading: the pinned sha256, or for an unverified
+// shim whose URL is unchanged the digest the current generation installed from it. (An
+// unverified URL is fetched once; new content behind the same URL is picked up only when the URL
+// changes or the spec pins a sha256, so that a no-op costs no request and plan == apply.)
+std::optional<std::string> known_digest(const spec::ShimSpec& shim,
+                                        const store::Generation* current);
+
+// The artifact with that digest if the store holds it intact, else nullopt. Reads only.
+util::Expected<std::optional<KnownArtifact>>
+find_in_store(const spec::ShimSpec& shim, const std::string& digest, const store::Store& store);
+
+// Everything a plan can know without the network: find_in_store of each known_digest.
+util::Expected<std::vector<std::optional<KnownArtifact>>>
+known_artifacts(const std::vector<spec::ShimSpec>& shims, const store::Generation* current,
+                const store::Store& store);
+
+// `digest`: known_digest(shim, current); when the store holds it intact, no request is made.
+util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
+                                          const std::optional<std::string>& digest,
+                                          const store::Store& store, fetch::Downloader& downloader,
                                           const StageOptions& options, const util::Log& log);
 
 } // namespace shimkeeper::reconcile

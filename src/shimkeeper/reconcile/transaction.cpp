@@ -4,14 +4,13 @@
 #include "shimkeeper/containerd/write.hpp"
 #include "shimkeeper/reconcile/expectation.hpp"
 #include "shimkeeper/reconcile/fault.hpp"
-#include "shimkeeper/reconcile/plan.hpp"
+#include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/restore.hpp"
 #include "shimkeeper/reconcile/stage.hpp"
-#include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 
-#include <algorithm>
 #include <set>
+#include <thread>
 
 namespace shimkeeper::reconcile {
 
@@ -19,56 +18,6 @@ namespace {
 
 // Config before-copies of this many recent transactions stay in <state>/backups/.
 constexpr std::size_t k_kept_backups = 5;
-
-std::string link_target_for(const Node& node, const store::InstalledShim& shim) {
-    return node.root.to_node(node.store.artifact_dir(shim.digest) / shim.binary_path).string();
-}
-
-bool same_shims(const std::vector<store::InstalledShim>& a, const store::Generation* current) {
-    if (current == nullptr) {
-        return a.empty();
-    }
-    auto key = [](const store::InstalledShim& s) {
-        return std::tie(s.name, s.handler, s.runtime_type, s.binary, s.binary_path, s.version,
-                        s.digest, s.url, s.options_toml);
-    };
-    if (a.size() != current->shims.size()) {
-        return false;
-    }
-    for (const auto& shim : a) {
-        const auto* have = current->find(shim.name);
-        if (have == nullptr || key(*have) != key(shim)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-// Link changes: every target shim's link, and the links of shims that go away.
-std::vector<JournalLink> plan_links(const Node& node,
-                                    const std::vector<store::InstalledShim>& target,
-                                    const store::Generation* current) {
-    std::vector<JournalLink> links;
-    std::set<std::string> wanted;
-    for (const auto& shim : target) {
-        wanted.insert(shim.binary);
-        JournalLink link{shim.binary, node.store.binary_link_target(shim.binary),
-                         link_target_for(node, shim)};
-        if (link.before != link.after) {
-            links.push_back(std::move(link));
-        }
-    }
-    if (current != nullptr) {
-        for (const auto& shim : current->shims) {
-            auto before = node.store.binary_link_target(shim.binary);
-            if (!wanted.contains(shim.binary) && before) {
-                links.push_back({shim.binary, before, std::nullopt});
-                wanted.insert(shim.binary);
-            }
-        }
-    }
-    return links;
-}
 
 util::Expected<void> apply_links(const Node& node, const std::vector<JournalLink>& links) {
     for (const auto& link : links) {
@@ -79,6 +28,23 @@ util::Expected<void> apply_links(const Node& node, const std::vector<JournalLink
         }
     }
     return {};
+}
+
+// containerd < 1.7 (and an unknown version) gets the shim's absolute path as runtime_type; CRI
+// then no longer sees a runc-typed runtime and ignores runc's options (BinaryName,
+// SystemdCgroup). Installing still works, so this is a warning, not a refusal.
+void warn_ignored_runc_options(const Node& node, const std::vector<spec::ShimSpec>& target) {
+    if (containerd::choose_pointing(node.detection.binary_version) !=
+        containerd::Pointing::absolute_type) {
+        return;
+    }
+    for (const auto& spec : target) {
+        if (spec.runtime_type == containerd::k_runc_v2_type && !spec.options.empty()) {
+            node.log.warning(spec.location.to_string() + ": shim '" + spec.name +
+                             "': this containerd (< 1.7) ignores runc options of a runtime "
+                             "given by absolute path; its options will not take effect");
+        }
+    }
 }
 
 // Runs one transaction step by step; any failure after the first change rolls back.
@@ -97,12 +63,9 @@ private:
         return m_journal.save(m_entry);
     }
     util::Expected<Outcome> refuse(util::Error error);
-    util::Expected<Outcome> change_node(store::StoreState state,
-                                        std::vector<store::InstalledShim> shims,
-                                        std::vector<containerd::FileChange> changes);
+    util::Expected<Outcome> change_node(store::StoreState state);
     util::Expected<Outcome> roll_back(std::string reason);
-    util::Expected<Outcome> commit(store::StoreState state,
-                                   std::vector<store::InstalledShim> shims);
+    util::Expected<Outcome> commit(store::StoreState state);
     util::Expected<bool> restart_and_check(const health::HealthExpectation& expectation,
                                            std::string& reason);
 
@@ -141,8 +104,15 @@ util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectat
         reason = restarted->describe(m_node.detection.unit);
         return false;
     }
-    auto report =
-        health::wait_healthy(*m_node.containerd, expectation, m_node.settings.health.timeout);
+    health::Pacer pacer = health::real_pacer();
+    if (m_node.heartbeat) {
+        pacer.sleep = [heartbeat = m_node.heartbeat](std::chrono::milliseconds wait) {
+            heartbeat();
+            std::this_thread::sleep_for(wait);
+        };
+    }
+    auto report = health::wait_healthy(*m_node.containerd, expectation,
+                                       m_node.settings.health.timeout, pacer);
     if (!report.healthy) {
         reason = "containerd unhealthy after restart: " + report.reason;
         return false;
@@ -150,6 +120,8 @@ util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectat
     return true;
 }
 
+// The entry stays `in-progress` on disk if it cannot be saved as finished: the next
+// transaction (or the daemon's next attempt) then recovers it before anything else.
 util::Expected<Outcome> Transaction::roll_back(std::string reason) {
     m_node.log.error(reason + "; rolling back");
     m_entry.reason = reason;
@@ -169,29 +141,40 @@ util::Expected<Outcome> Transaction::roll_back(std::string reason) {
     if (!rollback_problem.empty()) {
         m_entry.reason += "; rollback failed too: " + rollback_problem;
     }
-    TRY(m_journal.save(m_entry));
+    if (auto saved = m_journal.save(m_entry); !saved) {
+        m_entry.reason += "; the journal could not record the rollback (" +
+                          saved.error().message() + "): the next run recovers it";
+    }
     m_outcome.result = m_entry.result;
     m_outcome.reason = m_entry.reason;
     m_outcome.changed = true;
     return m_outcome;
 }
 
-util::Expected<Outcome> Transaction::commit(store::StoreState state,
-                                            std::vector<store::InstalledShim> shims) {
-    TRY(step("commit"));
-    const store::Generation* current = state.current_generation();
+util::Expected<Outcome> Transaction::commit(store::StoreState state) {
+    if (auto saved = step("commit"); !saved) {
+        return roll_back("recording the commit step: " + saved.error().message());
+    }
     if (m_existing_generation) {
         state.current = *m_existing_generation;
-    } else if (!same_shims(shims, current)) {
-        store::Generation generation{state.next_number(), now_rfc3339(), std::move(shims)};
+    } else if (m_outcome.plan.shims.new_generation) {
+        store::Generation generation{state.next_number(), now_rfc3339(),
+                                     m_outcome.plan.shims.target};
         state.current = generation.number;
         state.generations.push_back(std::move(generation));
     }
-    TRY(m_node.store.save_state(state));
+    if (auto saved = m_node.store.save_state(state); !saved) {
+        return roll_back("saving the new generation: " + saved.error().message());
+    }
+    // From here the new generation is on disk: recovery keeps it even if the journal below
+    // cannot be closed (an entry with the commit step and a matching state is committed).
     m_entry.result = TxnResult::committed;
     m_entry.finished = now_rfc3339();
     m_entry.to_generation = state.current.value_or(0);
-    TRY(m_journal.save(m_entry));
+    if (auto saved = m_journal.save(m_entry); !saved) {
+        m_node.log.warning("closing the journal: " + saved.error().message() +
+                           " (the next run closes it as committed)");
+    }
     if (auto removed = m_node.store.collect_garbage(m_node.settings.store.keep_generations);
         !removed) {
         m_node.log.warning("garbage collection: " + removed.error().message());
@@ -206,18 +189,14 @@ util::Expected<Outcome> Transaction::commit(store::StoreState state,
 
 util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& target,
                                          const std::string& kind) {
+    // Never start over an interrupted entry: its before-state is the only record of how to undo.
+    auto recovery = TRY(recover(m_node, m_restart));
+    if (recovery.needed) {
+        m_outcome.recovered = recovery.entry;
+    }
     auto state = TRY(m_node.store.load_state());
     const store::Generation* current = state.current_generation();
     m_outcome.generation = current ? current->number : 0;
-
-    std::set<std::string> binaries;
-    for (const auto& spec : target) {
-        if (!binaries.insert(spec.binary).second) {
-            return util::fail(util::ErrorCode::invalid_input,
-                              spec.location.to_string() + ": binary '" + spec.binary +
-                                  "' is used by two shims; each shim needs its own binary name");
-        }
-    }
 
     m_entry.id = new_transaction_id();
     m_entry.kind = kind;
@@ -231,59 +210,40 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     // Stage every artifact: nothing on the node changes yet, so a failure here needs no rollback.
     StageOptions stage_options;
     stage_options.fetch = m_node.settings.fetch;
-    std::vector<store::InstalledShim> shims;
+    stage_options.heartbeat = m_node.heartbeat;
+    std::vector<std::optional<KnownArtifact>> artifacts;
     for (const auto& spec : target) {
-        auto staged = stage_shim(spec, m_node.store, m_node.downloader, stage_options, m_node.log);
+        auto staged = stage_shim(spec, known_digest(spec, current), m_node.store, m_node.downloader,
+                                 stage_options, m_node.log);
         if (!staged) {
             return refuse(std::move(staged.error()));
         }
-        shims.push_back({spec.name, spec.handler, spec.runtime_type, spec.binary,
-                         staged->binary_path, spec.version, staged->digest, spec.fetch.url,
-                         options_fingerprint(spec.options)});
+        artifacts.push_back(KnownArtifact{staged->digest, staged->binary_path});
     }
 
-    // Plan the config edit and let containerd itself judge the candidate, still changing nothing.
-    // containerd < 1.7 (and an unknown version) gets the shim's absolute path as runtime_type;
-    // CRI then no longer sees a runc-typed runtime and ignores runc's options (BinaryName,
-    // SystemdCgroup). Installing still works, so this is a warning, not a refusal.
-    const bool absolute_type = containerd::choose_pointing(m_node.detection.binary_version) ==
-                               containerd::Pointing::absolute_type;
-    for (const auto& spec : target) {
-        if (absolute_type && spec.runtime_type == containerd::k_runc_v2_type &&
-            !spec.options.empty()) {
-            m_node.log.warning(spec.location.to_string() + ": shim '" + spec.name +
-                               "': this containerd (< 1.7) ignores runc options of a runtime "
-                               "given by absolute path; its options will not take effect");
-        }
+    // The same plan `plan` prints, now with every digest known; then containerd itself judges
+    // the candidate config, still changing nothing.
+    warn_ignored_runc_options(m_node, target);
+    auto plan = plan_node({m_node.root, m_node.store, m_node.detection}, target, artifacts, state,
+                          m_existing_generation);
+    if (!plan) {
+        return refuse(std::move(plan.error()));
     }
-    std::vector<containerd::DesiredRuntime> runtimes;
-    for (std::size_t i = 0; i < target.size(); ++i) {
-        runtimes.push_back(
-            containerd::desired_runtime(target[i], m_node.settings.store.dir, shims[i].digest));
-    }
-    auto changes = containerd::plan_edits(m_node.detection, runtimes, m_node.root);
-    if (!changes) {
-        return refuse(std::move(changes.error()));
-    }
-    for (const auto& change : *changes) {
+    m_outcome.plan = std::move(*plan);
+    for (const auto& change : m_outcome.plan.config_changes) {
         if (auto valid = containerd::prevalidate(m_node.detection, change, m_node.root); !valid) {
             return refuse(std::move(valid.error()));
         }
     }
-    return change_node(std::move(state), std::move(shims), std::move(*changes));
+    if (m_outcome.plan.converged()) {
+        return m_outcome; // no journal, no write, no restart
+    }
+    return change_node(std::move(state));
 }
 
-util::Expected<Outcome> Transaction::change_node(store::StoreState state,
-                                                 std::vector<store::InstalledShim> shims,
-                                                 std::vector<containerd::FileChange> changes) {
+util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
     const store::Generation* current = state.current_generation();
-    auto links = plan_links(m_node, shims, current);
-    m_outcome.config_changes = changes;
-    const bool same_generation =
-        m_existing_generation ? state.current == m_existing_generation : same_shims(shims, current);
-    if (changes.empty() && links.empty() && same_generation) {
-        return m_outcome; // converged: no journal, no write, no restart
-    }
+    const NodePlan& plan = m_outcome.plan;
     m_outcome.changed = true;
 
     std::set<std::string> dropped;
@@ -292,11 +252,10 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state,
             dropped.insert(shim.handler);
         }
     }
-    for (const auto& shim : shims) {
+    for (const auto& shim : plan.shims.target) {
         dropped.erase(shim.handler);
     }
-    const bool restart =
-        m_restart == Restart::yes && containerd::needs_restart(m_node.detection, changes);
+    const bool restart = m_restart == Restart::yes && plan.restart_needed;
     if (restart) {
         auto before = m_node.containerd->cri_status(std::chrono::seconds(5));
         if (before) {
@@ -307,38 +266,54 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state,
             m_before_status, {});
     }
 
-    // Write-ahead: the before-state goes to disk before the first change.
+    // Write-ahead: the before-state goes to disk before the first change. A failure up to the
+    // second save is still a refusal: the node has not changed.
     const auto backups = m_journal.backup_dir(m_entry.id);
-    TRY(util::create_directories(backups));
-    for (const auto& change : changes) {
-        TRY(containerd::keep_previous(change, backups));
+    if (auto made = util::create_directories(backups); !made) {
+        return refuse(std::move(made.error()));
+    }
+    for (const auto& change : plan.config_changes) {
+        if (auto kept = containerd::keep_previous(change, backups); !kept) {
+            return refuse(std::move(kept.error()));
+        }
         m_entry.files.push_back(
             {change.node_path.string(), change.before.has_value(), backups.string()});
     }
-    m_entry.links = links;
-    TRY(m_journal.save(m_entry)); // intent and before-state, ahead of any change
-    // Staging already happened (it changes nothing on the node); its steps share one save.
-    for (const char* done : {"fetch", "preflight", "store"}) {
-        fault_point(done);
-        m_entry.steps.emplace_back(done);
+    m_entry.links = plan.links;
+    if (auto saved = m_journal.save(m_entry); !saved) { // intent and before-state
+        return refuse(std::move(saved.error()));
     }
-    TRY(m_journal.save(m_entry));
+    // Staging already happened (it changes nothing on the node; its own fault points fire
+    // inside stage_shim); its steps are recorded together.
+    m_entry.steps.insert(m_entry.steps.end(), {"fetch", "preflight", "store"});
+    if (auto saved = m_journal.save(m_entry); !saved) {
+        return refuse(std::move(saved.error()));
+    }
 
-    if (auto linked = apply_links(m_node, links); !linked) {
+    // The first change. From here on every failure rolls back.
+    if (auto linked = apply_links(m_node, plan.links); !linked) {
         return roll_back("switching bin/ links: " + linked.error().message());
     }
-    TRY(step("links"));
-    for (const auto& change : changes) {
+    if (auto saved = step("links"); !saved) {
+        return roll_back("recording the links step: " + saved.error().message());
+    }
+    for (const auto& change : plan.config_changes) {
         if (auto written = containerd::write_change(change, m_node.root); !written) {
             return roll_back("writing " + change.node_path.string() + ": " +
                              written.error().message());
         }
     }
-    TRY(step("config"));
+    if (auto saved = step("config"); !saved) {
+        return roll_back("recording the config step: " + saved.error().message());
+    }
 
     if (restart) {
-        TRY(step("restart")); // recorded as begun: a crash from here on restarts again on recovery
-        auto expectation = expectation_for(m_node.store, shims, m_before_status, dropped);
+        // Recorded as begun: a crash from here on restarts again on recovery.
+        if (auto saved = step("restart"); !saved) {
+            return roll_back("recording the restart step: " + saved.error().message());
+        }
+        auto expectation =
+            expectation_for(m_node.store, plan.shims.target, m_before_status, dropped);
         std::string reason;
         auto healthy = restart_and_check(expectation, reason);
         if (!healthy) {
@@ -347,12 +322,14 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state,
         if (!*healthy) {
             return roll_back(reason);
         }
-        TRY(step("health"));
-    } else if (!changes.empty()) {
+        if (auto saved = step("health"); !saved) {
+            return roll_back("recording the health step: " + saved.error().message());
+        }
+    } else if (!plan.config_changes.empty()) {
         m_node.log.info("containerd was not restarted (--no-restart): restart it to load the "
                         "new config");
     }
-    return commit(std::move(state), std::move(shims));
+    return commit(std::move(state));
 }
 
 } // namespace
@@ -362,31 +339,6 @@ util::Expected<Outcome> execute(const Node& node, const std::vector<spec::ShimSp
                                 std::optional<int> existing_generation) {
     Transaction txn(node, restart, existing_generation);
     return txn.run(target, kind);
-}
-
-util::Expected<std::vector<spec::ShimSpec>> specs_of(const store::Generation& generation) {
-    std::vector<spec::ShimSpec> specs;
-    for (const auto& shim : generation.shims) {
-        spec::ShimSpec spec;
-        spec.name = shim.name;
-        spec.handler = shim.handler;
-        spec.runtime_type = shim.runtime_type;
-        spec.binary = shim.binary;
-        spec.version = shim.version;
-        spec.fetch.url = shim.url;
-        spec.fetch.sha256 = shim.digest;
-        spec.location = {"generation " + std::to_string(generation.number), 0, 0};
-        try {
-            spec.options = toml::parse(shim.options_toml);
-        } catch (const toml::parse_error& e) {
-            return util::fail(util::ErrorCode::io,
-                              "stored options of shim '" + shim.name + "' in generation " +
-                                  std::to_string(generation.number) +
-                                  " do not parse: " + std::string(e.description()));
-        }
-        specs.push_back(std::move(spec));
-    }
-    return specs;
 }
 
 } // namespace shimkeeper::reconcile

@@ -1,18 +1,19 @@
 // The node transaction: one apply (or rollback) taken from the desired shims to a committed
 // generation, or back to exactly where the node was.
 //
-//   journal(intent, before) -> fetch -> preflight -> store -> links -> config -> restart
-//   -> health -> commit
+//   recover any interrupted entry -> stage (fetch, preflight, store) -> plan (node_plan.hpp)
+//   -> journal(intent, before) -> links -> config -> restart -> health -> commit
 //
 // Everything that can be refused is refused before the first change to the node (staging,
-// config planning and containerd's own validation); any failure after it rolls back files and
-// links atomically, restarts containerd once more if it had been restarted, and checks the old
-// handlers are healthy again.
+// planning and containerd's own validation of the candidate config); from the first change on,
+// every failure rolls back files and links atomically, restarts containerd once more if it had
+// been restarted, and checks the old handlers are healthy again. If even the rollback cannot be
+// recorded, the journal entry stays in progress and the next transaction recovers it first.
 #pragma once
 
-#include "shimkeeper/containerd/plan.hpp"
 #include "shimkeeper/reconcile/journal.hpp"
 #include "shimkeeper/reconcile/node.hpp"
+#include "shimkeeper/reconcile/node_plan.hpp"
 #include "shimkeeper/spec/shim_spec.hpp"
 
 #include <optional>
@@ -27,7 +28,8 @@ struct Outcome {
     int generation = 0;   // the generation in use afterwards (0: none)
     std::string reason;   // for failed / rolled back
     int restarts = 0;     // containerd restarts made
-    std::vector<containerd::FileChange> config_changes;
+    NodePlan plan;        // what was (or was to be) done, per shim, link and config file
+    std::optional<JournalEntry> recovered; // an interrupted transaction closed first
 
     // 0 committed or nothing to do, 1 failed or rolled back.
     int exit_code() const { return result == TxnResult::committed ? 0 : 1; }
@@ -40,9 +42,5 @@ struct Outcome {
 util::Expected<Outcome> execute(const Node& node, const std::vector<spec::ShimSpec>& target,
                                 const std::string& kind, Restart restart,
                                 std::optional<int> existing_generation = std::nullopt);
-
-// The shims of a stored generation, as specs (rollback's target). Their artifacts are in the
-// store already, so staging them costs no download.
-util::Expected<std::vector<spec::ShimSpec>> specs_of(const store::Generation& generation);
 
 } // namespace shimkeeper::reconcile

@@ -28,6 +28,8 @@ struct LoadRequest {
     std::string arch;                   // this node's architecture, normalised: "amd64", "arm64"
 };
 
+// Settings plus the file source, gathered and validated (sources.hpp); commands use the parts on
+// their own, tests and tools the whole.
 // Reads the agent config (absent is fine unless required) and every shims.d/*.toml in lexical
 // order (other names and dot-files are ignored; an absent shims.d is fine). Names and handlers
 // must be unique across all files.
@@ -38,5 +40,8 @@ util::Expected<DesiredState> load_desired_state(const LoadRequest& request);
 util::Expected<DesiredState> parse_desired_state_text(std::string_view text,
                                                       const std::string& file_name,
                                                       const std::string& arch, bool allow_settings);
+
+// toml++'s parse with its syntax errors turned into "<file>:<line>:<column>: invalid TOML: ...".
+util::Expected<toml::table> parse_toml(std::string_view text, const std::string& file);
 
 } // namespace shimkeeper::spec

@@ -46,6 +46,22 @@ public:
         return value->get_ref<const std::string&>();
     }
 
+    // Fields added after state version 1 was first written: absent means the old default.
+    util::Expected<std::string> optional_string(const json& object, const char* key) const {
+        if (!object.contains(key)) {
+            return std::string();
+        }
+        return string(object, key);
+    }
+
+    util::Expected<bool> optional_boolean(const json& object, const char* key) const {
+        if (!object.contains(key)) {
+            return false;
+        }
+        const json* value = TRY(field(object, key, json::value_t::boolean));
+        return value->get<bool>();
+    }
+
     util::Expected<int> integer(const json& object, const char* key) const {
         const json* value = TRY(field(object, key, json::value_t::number_integer));
         if (!value->is_number_integer() || value->get<std::int64_t>() < 0 ||
@@ -80,6 +96,10 @@ util::Expected<InstalledShim> parse_shim(const json& object, const Reader& reade
     shim.digest = TRY(reader.string(object, "digest"));
     shim.url = TRY(reader.string(object, "url"));
     shim.options_toml = TRY(reader.string(object, "options_toml"));
+    shim.allow_unverified = TRY(reader.optional_boolean(object, "allow_unverified"));
+    shim.adopt = TRY(reader.optional_boolean(object, "adopt"));
+    shim.runtime_class = TRY(reader.optional_string(object, "runtime_class"));
+    shim.origin = TRY(reader.optional_string(object, "origin"));
     return shim;
 }
 
@@ -110,7 +130,11 @@ json shim_to_json(const InstalledShim& shim) {
                 {"version", shim.version},
                 {"digest", shim.digest},
                 {"url", shim.url},
-                {"options_toml", shim.options_toml}};
+                {"options_toml", shim.options_toml},
+                {"allow_unverified", shim.allow_unverified},
+                {"adopt", shim.adopt},
+                {"runtime_class", shim.runtime_class},
+                {"origin", shim.origin}};
 }
 
 } // namespace

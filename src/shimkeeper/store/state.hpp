@@ -11,7 +11,8 @@
 
 namespace shimkeeper::store {
 
-// One shim as a generation installed it.
+// One shim as a generation installed it: the whole spec it was installed from (so that rollback
+// re-installs exactly that) plus what staging found (digest, binary_path).
 struct InstalledShim {
     std::string name;
     std::string handler;
@@ -22,6 +23,12 @@ struct InstalledShim {
     std::string digest; // sha256 of the artifact as downloaded
     std::string url;
     std::string options_toml; // the spec's options table, serialised, to detect changes
+    bool allow_unverified = false;
+    bool adopt = false;
+    std::string runtime_class; // the RuntimeClass name; empty: none
+    std::string origin;        // where the spec came from ("shims.d/spin.toml:3:1")
+
+    bool operator==(const InstalledShim&) const = default;
 };
 
 struct Generation {
