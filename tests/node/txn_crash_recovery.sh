@@ -15,12 +15,14 @@ source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
 node_reexec_in_namespace "$@"
 sk_init
 
-k_steps=(fetch preflight store links config restart health commit)
-
-# SHIMKEEPER_FAULT only exists in builds configured with -DSHIMKEEPER_FAULT_INJECTION=ON.
-if ! grep -q '^SHIMKEEPER_FAULT_INJECTION:BOOL=ON' "${SHIMKEEPER_BUILD_DIR:?}/CMakeCache.txt"; then
-    skip "$SHIMKEEPER_BUILD_DIR is not a -DSHIMKEEPER_FAULT_INJECTION=ON build"
+# SHIMKEEPER_FAULT only exists in builds configured with -DSHIMKEEPER_FAULT_INJECTION=ON; such a
+# build lists its fault points, in the order a transaction reaches them.
+mapfile -t k_steps < <("$SHIMKEEPER" -o json version |
+    python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin).get("fault_points", [])))')
+if ((${#k_steps[@]} == 0)); then
+    skip "$SHIMKEEPER is not a -DSHIMKEEPER_FAULT_INJECTION=ON build"
 fi
+echo "fault points: ${k_steps[*]}"
 
 node_up "$T/node"
 # Many restarts in a short time are this test's normal course, not what it is about (that is

@@ -1,4 +1,5 @@
 #include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -9,7 +10,11 @@ void add_version_command(CLI::App& app, const GlobalOptions& options, int& exit_
     auto* cmd = app.add_subcommand("version", "print shimkeeper's version");
     cmd->callback([&options, &exit_code] {
         if (options.output == "json") {
-            std::cout << nlohmann::json{{"version", SHIMKEEPER_VERSION}}.dump() << "\n";
+            nlohmann::json out{{"version", SHIMKEEPER_VERSION}};
+#ifdef SHIMKEEPER_FAULT_INJECTION
+            out["fault_points"] = reconcile::k_fault_points;
+#endif
+            std::cout << out.dump() << "\n";
         } else {
             std::cout << "shimkeeper " << SHIMKEEPER_VERSION << "\n";
         }

@@ -1,6 +1,7 @@
 #include "shimkeeper/reconcile/stage.hpp"
 
 #include "shimkeeper/archive/unpack.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/store/locate_binary.hpp"
 #include "shimkeeper/store/preflight.hpp"
 #include "shimkeeper/store/tamper.hpp"
@@ -94,6 +95,9 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
         auto found = TRY(find_in_store(shim, *digest, store));
         if (found) {
             log.debug(shim.name + ": sha256:" + *digest + " already in the store");
+            for (const char* step : {"fetch", "preflight", "store"}) {
+                fault_point(step); // nothing to do for each: the crash tests still stop here
+            }
             return StagedArtifact{found->digest, found->binary_path, false, 0};
         }
         log.warning(shim.name + ": " + store.artifact_dir(*digest).string() +
@@ -112,6 +116,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
         return std::unexpected(std::move(download.error()).with_context(context));
     }
     TmpGuard download_guard(download->file);
+    fault_point("fetch");
     if (!shim.fetch.sha256) {
         log.warning(shim.name + ": allow_unverified is set; downloaded artifact has sha256:" +
                     download->sha256 + " (pin it in the spec)");
@@ -123,6 +128,8 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     staged.size = download->size;
     if (store.has_artifact(staged.digest)) { // unverified shim whose content we already hold
         staged.binary_path = TRY(find_binary_in_store(store, shim, staged.digest));
+        fault_point("preflight");
+        fault_point("store");
         return staged;
     }
 
@@ -143,12 +150,14 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     if (!preflight) {
         return std::unexpected(std::move(preflight.error()).with_context(context));
     }
+    fault_point("preflight");
     if (preflight->exit_status != 0) {
         log.warning(shim.name + ": '" + shim.binary + " -v' exited with status " +
                     std::to_string(preflight->exit_status) + " (continuing: it did execute)");
     }
     TRY(store.commit_artifact(staging, staged.digest));
     TRY(store::record_binary_fingerprint(store, staged.digest, staged.binary_path));
+    fault_point("store");
     return staged;
 }
 

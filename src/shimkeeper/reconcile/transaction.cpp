@@ -206,7 +206,29 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     for (const auto& spec : target) {
         m_entry.shims.push_back(spec.name);
     }
+    warn_ignored_runc_options(m_node, target);
+    const PlanView view{m_node.root, m_node.store, m_node.detection};
 
+    // What the store already holds intact: when that makes the plan converged, the node is done
+    // here, without a download, a journal write or a restart.
+    auto known = known_artifacts(target, current, m_node.store);
+    if (!known) {
+        return refuse(std::move(known.error()));
+    }
+    auto early = plan_node(view, target, *known, state, m_existing_generation);
+    if (!early) {
+        return refuse(std::move(early.error()));
+    }
+    if (early->converged()) {
+        m_outcome.plan = std::move(*early);
+        return m_outcome;
+    }
+
+    // Something changes: the intent is on disk before staging, so a crash anywhere from here
+    // leaves an entry for recovery to close.
+    if (auto saved = m_journal.save(m_entry); !saved) {
+        return refuse(std::move(saved.error()));
+    }
     // Stage every artifact: nothing on the node changes yet, so a failure here needs no rollback.
     StageOptions stage_options;
     stage_options.fetch = m_node.settings.fetch;
@@ -220,12 +242,11 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
         }
         artifacts.push_back(KnownArtifact{staged->digest, staged->binary_path});
     }
+    m_entry.steps.insert(m_entry.steps.end(), {"fetch", "preflight", "store"});
 
     // The same plan `plan` prints, now with every digest known; then containerd itself judges
     // the candidate config, still changing nothing.
-    warn_ignored_runc_options(m_node, target);
-    auto plan = plan_node({m_node.root, m_node.store, m_node.detection}, target, artifacts, state,
-                          m_existing_generation);
+    auto plan = plan_node(view, target, artifacts, state, m_existing_generation);
     if (!plan) {
         return refuse(std::move(plan.error()));
     }
@@ -236,7 +257,13 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
         }
     }
     if (m_outcome.plan.converged()) {
-        return m_outcome; // no journal, no write, no restart
+        // Only a download could tell (an unverified URL served what the node already runs).
+        m_entry.result = TxnResult::committed;
+        m_entry.reason = "nothing to change after staging";
+        m_entry.finished = now_rfc3339();
+        m_entry.to_generation = state.current.value_or(0);
+        TRY(m_journal.save(m_entry));
+        return m_outcome;
     }
     return change_node(std::move(state));
 }
@@ -280,13 +307,7 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
             {change.node_path.string(), change.before.has_value(), backups.string()});
     }
     m_entry.links = plan.links;
-    if (auto saved = m_journal.save(m_entry); !saved) { // intent and before-state
-        return refuse(std::move(saved.error()));
-    }
-    // Staging already happened (it changes nothing on the node; its own fault points fire
-    // inside stage_shim); its steps are recorded together.
-    m_entry.steps.insert(m_entry.steps.end(), {"fetch", "preflight", "store"});
-    if (auto saved = m_journal.save(m_entry); !saved) {
+    if (auto saved = m_journal.save(m_entry); !saved) { // staging steps and the before-state
         return refuse(std::move(saved.error()));
     }
 
