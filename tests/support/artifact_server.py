@@ -21,10 +21,16 @@ chain and name a file under --dir.
                                 then nothing more until the client goes away
   /slow/<bytes_per_sec>/<path>  the body trickled at about that rate
   /truncate/<path>              full Content-Length, half the body, then the connection closes
+  /truncate-once/<path>         the first request for this URL as /truncate; later ones served
+                                whole, honouring "Range: bytes=N-" (206)
+  /truncate-once-norange/<path> the same, but later requests ignore Range (always 200, whole)
   /nolength/<path>              the body without Content-Length, ended by closing the connection
   /chunked/<path>               the body in chunked transfer encoding (no Content-Length)
-  /_requests                    JSON {"total": N, "paths": {"<url path>": count}}: every request
-                                except /_requests itself, redirects and failures included
+  /_requests                    JSON {"total": N, "paths": {"<url path>": count},
+                                "bytes": {"<url path>": body bytes sent}}: every request except
+                                /_requests itself, redirects and failures included
+
+Plain files honour "Range: bytes=N-" with 206 and Content-Range, as most servers do.
   /_reset                       zero the counters (itself not counted)
 
 Counters are keyed by the URL path as requested (query strings dropped). A missing file is 404.
@@ -51,6 +57,11 @@ class State:
         self.lock = threading.Lock()
         self.paths = {}
         self.total = 0
+        self.bytes = {}
+
+    def sent(self, path, length):
+        with self.lock:
+            self.bytes[path] = self.bytes.get(path, 0) + length
 
     def count(self, path):
         with self.lock:
@@ -62,10 +73,11 @@ class State:
         with self.lock:
             self.total = 0
             self.paths = {}
+            self.bytes = {}
 
     def snapshot(self):
         with self.lock:
-            return {"total": self.total, "paths": dict(self.paths)}
+            return {"total": self.total, "paths": dict(self.paths), "bytes": dict(self.bytes)}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -95,6 +107,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             state.reset()
             return self.send_bytes(200, b"{}", "application/json")
         seen = state.count(path)
+        self.counted_path = path
         try:
             self.route(path, seen, head)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, socket.timeout):
@@ -126,6 +139,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.serve_file("/".join(parts[1:]), head, mode="stall")
         if kind == "slow" and len(parts) >= 3:
             return self.serve_file("/".join(parts[2:]), head, mode="slow", rate=int(parts[1]))
+        if kind in ("truncate-once", "truncate-once-norange") and len(parts) >= 2:
+            mode = "truncate" if seen == 1 else ("plain" if kind == "truncate-once" else "norange")
+            return self.serve_file("/".join(parts[1:]), head, mode=mode)
         if kind == "truncate" and len(parts) >= 2:
             return self.serve_file("/".join(parts[1:]), head, mode="truncate")
         if kind == "nolength" and len(parts) >= 2:
@@ -166,9 +182,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if full is None:
             return self.send_bytes(404, b"not found\n", "text/plain")
         size = os.path.getsize(full)
-        self.send_response(200)
+        start = self.range_start(size) if mode == "plain" else 0
+        if start is None:
+            return self.send_bytes(416, b"", "text/plain", {"Content-Range": "bytes */%d" % size})
+        self.send_response(206 if start else 200)
         self.send_header("Content-Type", "application/octet-stream")
-        if mode == "nolength":
+        self.send_header("Accept-Ranges", "bytes" if mode == "plain" else "none")
+        if start:
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size))
+            self.send_header("Content-Length", str(size - start))
+        elif mode == "nolength":
             self.send_header("Connection", "close")
             self.close_connection = True
         elif mode == "chunked":
@@ -179,7 +202,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if head:
             return
         with open(full, "rb") as f:
+            f.seek(start)
             if mode in ("stall", "truncate"):
+                self.server.state.sent(self.counted_path, size // 2)
                 self.wfile.write(f.read(size // 2))
                 self.wfile.flush()
                 self.close_connection = True
@@ -192,12 +217,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 block = f.read(CHUNK)
                 if not block:
                     break
+                self.server.state.sent(self.counted_path, len(block))
                 if mode == "chunked":
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(block), block))
                 else:
                     self.wfile.write(block)
             if mode == "chunked":
                 self.wfile.write(b"0\r\n\r\n")
+
+    def range_start(self, size):
+        """The N of "Range: bytes=N-" (0 without one); None when N is past the end."""
+        spec = self.headers.get("Range", "")
+        if not spec.startswith("bytes=") or not spec.endswith("-"):
+            return 0
+        try:
+            start = int(spec[len("bytes="):-1])
+        except ValueError:
+            return 0
+        return start if start < size else None
 
     def trickle(self, f, rate):
         # Ten slices a second, each holding a tenth of the rate (at least one byte).

@@ -140,6 +140,12 @@ sk_requests_for() {
         python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"].get(sys.argv[1], 0))' "$1"
 }
 
+# sk_bytes_for PATH: how many body bytes the server sent for that exact URL path.
+sk_bytes_for() {
+    sk__server_json |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["bytes"].get(sys.argv[1], 0))' "$1"
+}
+
 # sk_reset_requests: zeroes the server's counters.
 sk_reset_requests() {
     python3 - "$SERVER_URL" <<'EOF'

@@ -145,6 +145,27 @@ TEST_F(DownloaderTest, CutTransfersAreRetriedAndLeaveNothing) {
     EXPECT_TRUE(entries_of(m_dest).empty());
 }
 
+// The daemon's watchdog is pinged through the heartbeat while bytes trickle in, so a download
+// longer than WatchdogSec does not get the process killed.
+TEST_F(DownloaderTest, HeartbeatBeatsWhileASlowDownloadRuns) {
+    int beats = 0;
+    auto r = request(m_server->url("/slow/40000/a.bin")); // 100 kB at 40 kB/s: about 2.5 s
+    r.heartbeat = [&beats] {
+        ++beats;
+    };
+    auto result = download(r);
+    ASSERT_TRUE(result) << result.error().message();
+    EXPECT_GE(beats, 2);
+}
+
+// A cut body is continued with a Range request: the retry carries only the missing half.
+TEST_F(DownloaderTest, CutVerifiedTransferResumesWhereItStopped) {
+    auto result = download(request(m_server->url("/truncate-once/a.bin")));
+    ASSERT_TRUE(result) << result.error().message();
+    EXPECT_EQ(result->attempts, 2);
+    EXPECT_EQ(util::read_file(result->file).value(), m_payload);
+}
+
 TEST_F(DownloaderTest, ConnectionRefusedIsRetriedThenFails) {
     int port = m_server->port();
     m_server.reset(); // nothing listens there any more

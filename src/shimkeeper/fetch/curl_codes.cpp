@@ -31,6 +31,8 @@ FailureKind failure_kind_for(CURLcode code) {
         return FailureKind::too_large;
     case CURLE_WRITE_ERROR:
         return FailureKind::local;
+    case CURLE_RANGE_ERROR:
+        return FailureKind::no_resume;
     case CURLE_TOO_MANY_REDIRECTS:
     case CURLE_UNSUPPORTED_PROTOCOL:
         return FailureKind::refused;

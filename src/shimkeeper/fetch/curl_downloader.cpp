@@ -47,14 +47,32 @@ util::Expected<DownloadResult> CurlDownloader::download(const DownloadRequest& r
     Progress progress(m_style, what);
     progress.start(request.url);
     const int max_attempts = 1 + std::max(request.settings.retries, 0);
+    std::uint64_t resume_from = 0;
+    bool resumed = false;
     int attempt = 1;
     for (;; ++attempt) {
-        if (attempt > 1) {
+        if (attempt > 1 && resume_from == 0) {
             TRY(file.restart());
         }
-        auto outcome = run_attempt(handle.get(), request, file, progress, error_buffer);
+        resumed = resumed || resume_from > 0;
+        auto outcome =
+            run_attempt(handle.get(), request, file, progress, error_buffer, resume_from);
         if (outcome) {
-            break;
+            if (!request.expected_sha256 || !resumed || attempt == max_attempts) {
+                break;
+            }
+            // A body put together from two responses is checked before it is trusted; if the
+            // pieces do not match (the file changed on the server in between), one more try
+            // from the start rather than a checksum error.
+            auto digest = file.peek_digest();
+            if (lowercase(*request.expected_sha256) == digest) {
+                break;
+            }
+            progress.retrying(attempt, "the resumed download does not match its sha256",
+                              std::chrono::milliseconds(0));
+            resume_from = 0;
+            resumed = false;
+            continue;
         }
         const AttemptError& error = outcome.error();
         if (retry_for(error.failure) == Retry::no || attempt == max_attempts) {
@@ -67,10 +85,21 @@ util::Expected<DownloadResult> CurlDownloader::download(const DownloadRequest& r
                                               ": " + error.reason + " (" + attempts_text(attempt) +
                                               ")" + hint);
         }
+        // A body that broke off mid-way is continued where it stopped, when the sha256 will
+        // prove the joined result; anything else (and an unverified download) starts over.
+        const bool broke_off = error.failure.kind == FailureKind::stall ||
+                               error.failure.kind == FailureKind::transfer ||
+                               error.failure.kind == FailureKind::timeout;
+        resume_from =
+            request.expected_sha256 && broke_off && file.size() > resume_from ? file.size() : 0;
         std::uniform_real_distribution<double> jitter(0.0, 1.0);
         auto wait =
             backoff_delay(attempt, m_backoff_base, jitter(m_random), error.failure.retry_after);
-        progress.retrying(attempt, error.reason, wait);
+        progress.retrying(attempt,
+                          resume_from > 0
+                              ? error.reason + "; resuming at byte " + std::to_string(resume_from)
+                              : error.reason,
+                          wait);
         if (request.heartbeat) {
             request.heartbeat(); // a Retry-After wait is at most 30 s, far below any watchdog
         }

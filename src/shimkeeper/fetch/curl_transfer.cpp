@@ -55,8 +55,9 @@ void learn_status(HopContext& hop) {
     }
     curl_off_t length = -1;
     curl_easy_getinfo(hop.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
-    if (length > 0 && static_cast<std::uint64_t>(length) > hop.max_size) {
-        hop.announced_too_large = static_cast<std::uint64_t>(length);
+    // A resumed body announces only the rest: what the file already holds counts too.
+    if (length > 0 && hop.file->size() + static_cast<std::uint64_t>(length) > hop.max_size) {
+        hop.announced_too_large = hop.file->size() + static_cast<std::uint64_t>(length);
     }
 }
 
@@ -174,7 +175,7 @@ util::Expected<void> configure_handle(CURL* handle, const spec::FetchSettings& s
 
 std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadRequest& request,
                                               PartialFile& file, Progress& progress,
-                                              char* error_buffer) {
+                                              char* error_buffer, std::uint64_t resume_from) {
     const spec::FetchSettings& settings = request.settings;
     auto deadline = Clock::now() + settings.total_timeout;
     std::string url = request.url;
@@ -196,6 +197,8 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         hop.stall_timeout = settings.stall_timeout;
         auto set = [&]() -> util::Expected<void> {
             TRY(set_curl_option(handle, CURLOPT_URL, url.c_str(), "URL"));
+            TRY(set_curl_option(handle, CURLOPT_RESUME_FROM_LARGE,
+                                static_cast<curl_off_t>(resume_from), "RESUME_FROM_LARGE"));
             TRY(set_curl_option(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(remaining.count()),
                                 "TIMEOUT_MS"));
             TRY(set_curl_option(handle, CURLOPT_WRITEDATA, static_cast<void*>(&hop), "WRITEDATA"));
@@ -244,6 +247,9 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         error.failure.retry_after = retry_after_of(handle);
         if (status == 404 || status == 410) {
             error.code = util::ErrorCode::not_found;
+        }
+        if (status == 416 && resume_from > 0) {
+            error.failure.kind = FailureKind::no_resume;
         }
         return std::unexpected(std::move(error));
     }

@@ -25,9 +25,12 @@ struct AttemptError {
 util::Expected<void> configure_handle(CURL* handle, const spec::FetchSettings& settings,
                                       char* error_buffer);
 
-// Runs one attempt. On success the whole body is in `file`.
+// Runs one attempt. On success the whole body is in `file`. `resume_from` > 0 asks for the
+// rest of the body from that offset (an HTTP Range request), appended to what `file` holds; a
+// server that ignores the range makes the attempt fail (libcurl's CURLE_RANGE_ERROR), and the
+// caller starts over.
 std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadRequest& request,
                                               PartialFile& file, Progress& progress,
-                                              char* error_buffer);
+                                              char* error_buffer, std::uint64_t resume_from = 0);
 
 } // namespace shimkeeper::fetch

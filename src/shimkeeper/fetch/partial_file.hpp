@@ -32,6 +32,8 @@ public:
     std::uint64_t size() const { return m_size; }
     const std::filesystem::path& path() const { return m_path; }
 
+    // The hex digest of everything appended since the last restart, leaving the file open.
+    std::string peek_digest() const { return m_hash.peek_hex(); }
     // Closes the file and returns the hex digest of everything appended since the last
     // restart; the file is still removed on destruction unless keep() follows.
     util::Expected<std::string> finish();

@@ -10,6 +10,7 @@ Retry retry_for(const AttemptFailure& failure) {
     case FailureKind::timeout:
     case FailureKind::stall:
     case FailureKind::transfer:
+    case FailureKind::no_resume: // the next attempt starts from the first byte
         return Retry::yes;
     case FailureKind::http_status: {
         long status = failure.http_status;

@@ -21,6 +21,7 @@ enum class FailureKind {
     tls,         // certificate or handshake verification failed
     refused,     // a redirect we will not follow, or too many
     too_large,   // the body exceeds max_size
+    no_resume,   // a resumed request was not answered with the rest (no Range support, 416)
     local,       // writing the temp file failed
     other,       // anything else libcurl reports
 };

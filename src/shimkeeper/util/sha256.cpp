@@ -35,6 +35,14 @@ void Sha256::update(std::string_view data) {
     EVP_DigestUpdate(m_impl->ctx.get(), data.data(), data.size());
 }
 
+std::string Sha256::peek_hex() const {
+    Sha256 copy;
+    if (EVP_MD_CTX_copy_ex(copy.m_impl->ctx.get(), m_impl->ctx.get()) != 1) {
+        throw std::runtime_error("OpenSSL: cannot copy a SHA-256 context");
+    }
+    return copy.finish_hex();
+}
+
 std::string Sha256::finish_hex() {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;

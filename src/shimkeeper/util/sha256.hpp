@@ -20,6 +20,8 @@ public:
     void update(std::string_view data);
     // Lowercase hex of the digest; the object must not be updated afterwards.
     std::string finish_hex();
+    // The digest of what was fed so far; updating may go on afterwards.
+    std::string peek_hex() const;
 
 private:
     struct Impl;
