@@ -155,7 +155,9 @@ TEST_F(TransactionTest, FailedRestartRollsBackFilesLinksAndRestartsOnceMore) {
     EXPECT_FALSE(m_store.load_state().value().current);
 }
 
-TEST_F(TransactionTest, MissingHandlerAfterRestartRollsBackToThePreviousGeneration) {
+// The handler stays hidden after the rollback restart too, so the rollback cannot prove health:
+// the outcome says so (rollback-failed), yet files, link and generation are the old ones.
+TEST_F(TransactionTest, HandlerStillMissingAfterRollbackIsRollbackFailedWithOldFilesRestored) {
     ASSERT_TRUE(apply({shim("v1")}));
     const std::string v1_config = config();
     const auto v1_link = fs::read_symlink(link());

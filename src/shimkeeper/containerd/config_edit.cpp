@@ -142,19 +142,18 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
 // marker was not written by us: restoring it would forge a marker, so the file is refused.
 util::Expected<void> refuse_forged_adoption(const std::vector<std::string>& lines,
                                             const std::string& label) {
-    const std::string mark = "#shimkeeper:adopted:";
     auto is_marker = [](std::string_view text) {
         text.remove_prefix(std::min(text.find_first_not_of(" \t"), text.size()));
         return text.starts_with("#shimkeeper:") || text.starts_with("# shimkeeper:");
     };
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string_view line = lines[i];
-        const auto end = line.starts_with(mark) ? line.find("# ", mark.size()) : line.npos;
+        const auto adopted = parse_adopted(line);
         // Markers are written at the start of a line; an indented one was moved or forged, and
         // adopting (commenting out) such a line would wrap a marker inside another.
         const bool indented_marker = is_marker(line) && !line.starts_with("#shimkeeper:") &&
                                      !line.starts_with("# shimkeeper:");
-        if (indented_marker || (end != line.npos && is_marker(line.substr(end + 2)))) {
+        if (indented_marker || (adopted && is_marker(adopted->original))) {
             return util::fail(util::ErrorCode::conflict,
                               label + ":" + std::to_string(i + 1) +
                                   ": this line holds one of shimkeeper's markers where shimkeeper "
@@ -208,7 +207,6 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
     std::vector<std::string> out;
     std::set<std::string> placed;
     std::size_t next_block = 0;
-    const std::string adopted_mark = "#shimkeeper:adopted:";
     for (std::size_t i = 0; i < lines.size(); ++i) {
         if (next_block < blocks.size() && i == blocks[next_block].first_line) {
             const ManagedBlock& block = blocks[next_block++];
@@ -224,14 +222,10 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
             out.push_back(adopted_prefix(it->second) + line);
             continue;
         }
-        if (line.starts_with(adopted_mark)) {
-            // Restore the user's definition once the shim that adopted it is gone.
-            auto end = line.find("# ", adopted_mark.size());
-            if (end != std::string::npos &&
-                !rendered.contains(line.substr(adopted_mark.size(), end - adopted_mark.size()))) {
-                out.push_back(line.substr(end + 2));
-                continue;
-            }
+        // Restore the user's definition once the shim that adopted it is gone.
+        if (auto mark = parse_adopted(line); mark && !rendered.contains(std::string(mark->shim))) {
+            out.emplace_back(mark->original);
+            continue;
         }
         out.push_back(line);
     }

@@ -57,7 +57,6 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines,
     std::vector<std::string> out;
     auto blocks = find_blocks(lines, "");
     std::size_t next_block = 0;
-    const std::string adopted = "#shimkeeper:adopted:";
     for (std::size_t i = 0; i < lines.size(); ++i) {
         if (blocks && next_block < blocks->size() && i >= (*blocks)[next_block].first_line) {
             if (i == (*blocks)[next_block].last_line) {
@@ -66,13 +65,10 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines,
             continue;
         }
         const std::string& line = lines[i];
-        if (line.starts_with(adopted)) {
-            auto end = line.find("# ", adopted.size());
-            if (end != std::string::npos &&
-                !keep_adopted.contains(line.substr(adopted.size(), end - adopted.size()))) {
-                out.push_back(line.substr(end + 2));
-                continue;
-            }
+        if (auto mark = parse_adopted(line);
+            mark && !keep_adopted.contains(std::string(mark->shim))) {
+            out.emplace_back(mark->original);
+            continue;
         }
         out.push_back(line);
     }

@@ -57,8 +57,24 @@ std::string end_marker(std::string_view shim) {
     return std::string(k_end) + std::string(shim);
 }
 
+namespace {
+constexpr std::string_view k_adopted_mark = "#shimkeeper:adopted:";
+}
+
 std::string adopted_prefix(std::string_view shim) {
-    return "#shimkeeper:adopted:" + std::string(shim) + "# ";
+    return std::string(k_adopted_mark) + std::string(shim) + "# ";
+}
+
+std::optional<AdoptedLine> parse_adopted(std::string_view line) {
+    if (!line.starts_with(k_adopted_mark)) {
+        return std::nullopt;
+    }
+    const auto end = line.find("# ", k_adopted_mark.size());
+    if (end == std::string_view::npos) {
+        return std::nullopt;
+    }
+    return AdoptedLine{line.substr(k_adopted_mark.size(), end - k_adopted_mark.size()),
+                       line.substr(end + 2)};
 }
 
 std::string created_marker(std::string_view base_sha256_hex) {

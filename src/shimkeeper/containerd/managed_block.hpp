@@ -40,6 +40,14 @@ struct ManagedBlock {
 std::string begin_marker(std::string_view shim, std::string_view digest_hex);
 std::string end_marker(std::string_view shim);
 std::string adopted_prefix(std::string_view shim);
+
+// A line shimkeeper commented out for `shim` ("#shimkeeper:adopted:<shim># <user's line>"): the
+// one parser of what adopted_prefix writes.
+struct AdoptedLine {
+    std::string_view shim;
+    std::string_view original; // the user's line as it was, line ending included
+};
+std::optional<AdoptedLine> parse_adopted(std::string_view line);
 std::string created_marker(std::string_view base_sha256_hex);
 
 // Blocks in file order. Errors name the line of a begin without end, an end without begin, or

@@ -45,11 +45,16 @@ std::string seconds_text(milliseconds value) {
     return text;
 }
 
+// 2xx, or 0 for file:// (no HTTP status at all).
+bool is_success(long status) {
+    return status == 0 || (status >= 200 && status < 300);
+}
+
 void learn_status(HopContext& hop) {
     hop.status_known = true;
     long status = 0;
     curl_easy_getinfo(hop.handle, CURLINFO_RESPONSE_CODE, &status);
-    hop.body_wanted = status == 0 || (status >= 200 && status < 300);
+    hop.body_wanted = is_success(status);
     if (!hop.body_wanted) {
         return;
     }
@@ -217,7 +222,7 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         }
         long status = 0;
         curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-        if (status == 0 || (status >= 200 && status < 300)) {
+        if (is_success(status)) {
             return {};
         }
         if (status >= 300 && status < 400 && status != 304) {

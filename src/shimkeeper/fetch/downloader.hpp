@@ -1,5 +1,6 @@
 // The download seam. Business logic (reconcile, fetch command) talks to a Downloader; the real
-// one is CurlDownloader, tests of that logic use a small fake that records requests.
+// one is CurlDownloader. Tests of that logic use the real one too, on file:// URLs and the local
+// artifact server, because both run here; the seam stays for edges that cannot (a registry).
 #pragma once
 
 #include "shimkeeper/spec/agent_settings.hpp"

@@ -8,16 +8,15 @@
 #pragma once
 
 #include "shimkeeper/util/error.hpp"
+#include "shimkeeper/util/url_scheme.hpp"
 
 #include <string>
 #include <string_view>
 
 namespace shimkeeper::fetch {
 
-enum class UrlScheme { http, https, file, other };
-
-// The scheme of an absolute URL, case-insensitive; `other` when missing or unknown.
-UrlScheme scheme_of(std::string_view url);
+using util::scheme_of;
+using util::UrlScheme;
 
 // The most redirects one attempt follows; one more is refused.
 inline constexpr int k_max_redirects = 5;

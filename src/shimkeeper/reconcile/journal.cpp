@@ -2,6 +2,7 @@
 
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/json_reader.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -24,13 +25,6 @@ constexpr std::pair<TxnResult, const char*> k_results[] = {
 
 nlohmann::json optional_string(const std::optional<std::string>& value) {
     return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-std::optional<std::string> string_or_null(const nlohmann::json& value) {
-    if (value.is_null()) {
-        return std::nullopt;
-    }
-    return value.get<std::string>();
 }
 
 } // namespace
@@ -56,42 +50,42 @@ util::Expected<std::optional<JournalEntry>> Journal::load() const {
         }
         return std::unexpected(text.error());
     }
-    try {
-        auto j = nlohmann::json::parse(*text);
-        JournalEntry e;
-        e.id = j.at("id");
-        e.kind = j.at("kind");
-        e.started = j.at("started");
-        e.finished = j.at("finished");
-        if (!j.at("from_generation").is_null()) {
-            e.from_generation = j.at("from_generation").get<int>();
-        }
-        e.to_generation = j.at("to_generation");
-        e.shims = j.at("shims").get<std::vector<std::string>>();
-        for (const auto& f : j.at("files")) {
-            e.files.push_back({f.at("node_path"), f.at("existed_before"), f.at("backup")});
-        }
-        for (const auto& l : j.at("links")) {
-            e.links.push_back(
-                {l.at("binary"), string_or_null(l.at("before")), string_or_null(l.at("after"))});
-        }
-        e.steps = j.at("steps").get<std::vector<std::string>>();
-        const std::string result = j.at("result");
-        auto it = std::find_if(std::begin(k_results), std::end(k_results),
-                               [&](const auto& r) { return result == r.second; });
-        if (it == std::end(k_results)) {
-            return util::fail(util::ErrorCode::io,
-                              file().string() + ": unknown transaction result '" + result + "'");
-        }
-        e.result = it->first;
-        e.reason = j.at("reason");
-        e.restarts = j.at("restarts");
-        return e;
-    } catch (const nlohmann::json::exception& ex) {
-        return util::fail(util::ErrorCode::io,
-                          file().string() + " is damaged (" + ex.what() +
-                              "); inspect it, then move it away to start afresh");
+    const util::JsonReader top(file(), "the top level",
+                               "inspect it, then move it away to start afresh");
+    const nlohmann::json j = TRY(util::parse_json_object(*text, top));
+    JournalEntry e;
+    e.id = TRY(top.string(j, "id"));
+    e.kind = TRY(top.string(j, "kind"));
+    e.started = TRY(top.string(j, "started"));
+    e.finished = TRY(top.string(j, "finished"));
+    e.from_generation = TRY(top.nullable_integer(j, "from_generation"));
+    e.to_generation = TRY(top.integer(j, "to_generation"));
+    e.shims = TRY(top.strings(j, "shims"));
+    const auto* files = TRY(top.field(j, "files", nlohmann::json::value_t::array));
+    for (std::size_t i = 0; i < files->size(); ++i) {
+        const auto& f = (*files)[i];
+        const util::JsonReader at = top.at("files[" + std::to_string(i) + "]");
+        e.files.push_back({TRY(at.string(f, "node_path")), TRY(at.boolean(f, "existed_before")),
+                           TRY(at.string(f, "backup"))});
     }
+    const auto* links = TRY(top.field(j, "links", nlohmann::json::value_t::array));
+    for (std::size_t i = 0; i < links->size(); ++i) {
+        const auto& l = (*links)[i];
+        const util::JsonReader at = top.at("links[" + std::to_string(i) + "]");
+        e.links.push_back({TRY(at.string(l, "binary")), TRY(at.nullable_string(l, "before")),
+                           TRY(at.nullable_string(l, "after"))});
+    }
+    e.steps = TRY(top.strings(j, "steps"));
+    const std::string result = TRY(top.string(j, "result"));
+    auto it = std::find_if(std::begin(k_results), std::end(k_results),
+                           [&](const auto& r) { return result == r.second; });
+    if (it == std::end(k_results)) {
+        return top.bad("has an unknown transaction result '" + result + "'");
+    }
+    e.result = it->first;
+    e.reason = TRY(top.string(j, "reason"));
+    e.restarts = TRY(top.integer(j, "restarts"));
+    return e;
 }
 
 util::Expected<void> Journal::save(const JournalEntry& e) const {

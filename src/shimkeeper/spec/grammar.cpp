@@ -1,5 +1,7 @@
 #include "shimkeeper/spec/grammar.hpp"
 
+#include "shimkeeper/util/url_scheme.hpp"
+
 namespace shimkeeper::spec {
 
 namespace {
@@ -196,20 +198,15 @@ std::optional<std::string> url_problem(std::string_view url) {
         return "url has no scheme; use https://, http:// or file://";
     }
     std::string scheme(url.substr(0, colon));
-    for (char& c : scheme) {
-        if (c >= 'A' && c <= 'Z') {
-            c = static_cast<char>(c - 'A' + 'a');
-        }
-    }
-    if (scheme != "https" && scheme != "http" && scheme != "file") {
+    const util::UrlScheme known = util::scheme_of(std::string(scheme) + "://");
+    if (known == util::UrlScheme::other) {
         return "url scheme '" + scheme + "' is not supported; use https://, http:// or file://";
     }
-    std::string_view rest = url.substr(colon + 1);
-    if (!rest.starts_with("//")) {
+    if (util::scheme_of(url) == util::UrlScheme::other) {
         return "url must be " + scheme + "://...";
     }
-    rest.remove_prefix(2);
-    if (scheme == "file") {
+    std::string_view rest = url.substr(colon + 3);
+    if (known == util::UrlScheme::file) {
         if (!rest.starts_with('/')) {
             return "a file url needs an absolute path: file:///path/to/archive";
         }

@@ -5,6 +5,7 @@
 
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/json_reader.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -22,67 +23,11 @@ const InstalledShim* find_shim(const std::vector<InstalledShim>& shims, const st
     return it == shims.end() ? nullptr : &*it;
 }
 
-// Reads typed fields out of one JSON object, naming the file and the field on errors.
-class Reader {
-public:
-    Reader(const std::filesystem::path& file, std::string where)
-        : m_file(file), m_where(std::move(where)) {}
+using util::JsonReader;
 
-    util::Expected<const json*> field(const json& object, const char* key,
-                                      json::value_t type) const {
-        auto it = object.find(key);
-        if (it == object.end()) {
-            return bad(std::string("is missing \"") + key + "\"");
-        }
-        if (it->type() != type &&
-            !(type == json::value_t::number_integer && it->is_number_unsigned())) {
-            return bad(std::string("has \"") + key + "\" of type " + it->type_name());
-        }
-        return &*it;
-    }
+constexpr const char* k_repair = "repair it or move it away (losing the rollback history)";
 
-    util::Expected<std::string> string(const json& object, const char* key) const {
-        const json* value = TRY(field(object, key, json::value_t::string));
-        return value->get_ref<const std::string&>();
-    }
-
-    // Fields added after state version 1 was first written: absent means the old default.
-    util::Expected<std::string> optional_string(const json& object, const char* key) const {
-        if (!object.contains(key)) {
-            return std::string();
-        }
-        return string(object, key);
-    }
-
-    util::Expected<bool> optional_boolean(const json& object, const char* key) const {
-        if (!object.contains(key)) {
-            return false;
-        }
-        const json* value = TRY(field(object, key, json::value_t::boolean));
-        return value->get<bool>();
-    }
-
-    util::Expected<int> integer(const json& object, const char* key) const {
-        const json* value = TRY(field(object, key, json::value_t::number_integer));
-        if (!value->is_number_integer() || value->get<std::int64_t>() < 0 ||
-            value->get<std::int64_t>() > 1'000'000'000) {
-            return bad(std::string("has an out-of-range \"") + key + "\"");
-        }
-        return value->get<int>();
-    }
-
-    std::unexpected<util::Error> bad(const std::string& what) const {
-        return util::fail(util::ErrorCode::io,
-                          "state file " + m_file.string() + ": " + m_where + " " + what +
-                              "; repair it or move it away (losing the rollback history)");
-    }
-
-private:
-    const std::filesystem::path& m_file;
-    std::string m_where;
-};
-
-util::Expected<InstalledShim> parse_shim(const json& object, const Reader& reader) {
+util::Expected<InstalledShim> parse_shim(const json& object, const JsonReader& reader) {
     if (!object.is_object()) {
         return reader.bad("is not an object");
     }
@@ -105,7 +50,7 @@ util::Expected<InstalledShim> parse_shim(const json& object, const Reader& reade
 
 util::Expected<Generation> parse_generation(const std::filesystem::path& file, const json& object,
                                             std::size_t index) {
-    Reader reader(file, "generations[" + std::to_string(index) + "]");
+    JsonReader reader(file, "generations[" + std::to_string(index) + "]", k_repair);
     if (!object.is_object()) {
         return reader.bad("is not an object");
     }
@@ -114,8 +59,8 @@ util::Expected<Generation> parse_generation(const std::filesystem::path& file, c
     generation.created = TRY(reader.string(object, "created"));
     const json* shims = TRY(reader.field(object, "shims", json::value_t::array));
     for (std::size_t i = 0; i < shims->size(); ++i) {
-        Reader shim_reader(file, "generation " + std::to_string(generation.number) + " shims[" +
-                                     std::to_string(i) + "]");
+        JsonReader shim_reader = reader.at("generation " + std::to_string(generation.number) +
+                                           " shims[" + std::to_string(i) + "]");
         generation.shims.push_back(TRY(parse_shim((*shims)[i], shim_reader)));
     }
     return generation;
@@ -168,14 +113,8 @@ util::Expected<StoreState> load_state(const std::filesystem::path& state_file) {
         }
         return std::unexpected(std::move(text).error());
     }
-    json document = json::parse(*text, nullptr, false);
-    Reader top(state_file, "the top level");
-    if (document.is_discarded()) {
-        return top.bad("is not valid JSON (truncated or edited by hand?)");
-    }
-    if (!document.is_object()) {
-        return top.bad("is not a JSON object");
-    }
+    const JsonReader top(state_file, "the top level", k_repair);
+    const json document = TRY(util::parse_json_object(*text, top));
     int version = TRY(top.integer(document, "version"));
     if (version != k_state_version) {
         return top.bad("has \"version\": " + std::to_string(version) +
