@@ -2,6 +2,7 @@
 #include "shimkeeper/containerd/version_cache.hpp"
 
 #include "shimkeeper/containerd/config_facts.hpp"
+#include "shimkeeper/containerd/node_file.hpp"
 #include "shimkeeper/containerd/program.hpp"
 #include "shimkeeper/util/fs.hpp"
 
@@ -97,12 +98,9 @@ void find_binary(const util::HostRoot& root, const spec::ContainerdSettings& set
 
 util::Expected<std::optional<toml::table>> read_config(const util::HostRoot& root,
                                                        const fs::path& node_path, Masking masking) {
-    auto text = util::read_file(root.on_host(node_path));
+    auto text = TRY(read_node_file(root, node_path));
     if (!text) {
-        if (text.error().code() == util::ErrorCode::not_found) {
-            return std::optional<toml::table>();
-        }
-        return std::unexpected(text.error());
+        return std::optional<toml::table>();
     }
     auto masked = join_lines(mask_lines(split_lines(*text), masking));
     return std::optional<toml::table>(TRY(parse_toml(masked, node_path.string())));

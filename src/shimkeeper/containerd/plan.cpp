@@ -4,6 +4,7 @@
 #include "shimkeeper/containerd/config_facts.hpp"
 #include "shimkeeper/containerd/edit_check.hpp"
 #include "shimkeeper/containerd/managed_block.hpp"
+#include "shimkeeper/containerd/node_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
@@ -13,14 +14,7 @@ namespace {
 
 util::Expected<std::optional<std::string>> read_optional(const util::HostRoot& root,
                                                          const std::filesystem::path& node_path) {
-    auto text = util::read_file(root.on_host(node_path));
-    if (!text) {
-        if (text.error().code() == util::ErrorCode::not_found) {
-            return std::optional<std::string>();
-        }
-        return std::unexpected(text.error());
-    }
-    return std::optional<std::string>(std::move(*text));
+    return read_node_file(root, node_path);
 }
 
 std::string sha256_hex(std::string_view text) {

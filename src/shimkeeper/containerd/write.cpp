@@ -1,5 +1,8 @@
 #include "shimkeeper/containerd/write.hpp"
 
+#include "shimkeeper/containerd/node_file.hpp"
+#include "shimkeeper/util/symlink_chain.hpp"
+
 #include "shimkeeper/containerd/managed_block.hpp"
 #include "shimkeeper/containerd/program.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
@@ -75,7 +78,8 @@ util::Expected<Prevalidation> prevalidate(const Detection& detection, const File
     if (detection.binary.empty()) {
         return Prevalidation{false, "no containerd binary to run `config dump`"};
     }
-    fs::path dir = root.on_host(change.node_path).parent_path();
+    // Beside the file the link leads to, so that its relative imports resolve the same.
+    fs::path dir = TRY(util::resolve_symlinks(root, change.node_path)).host_path.parent_path();
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
         dir = fs::temp_directory_path();
@@ -95,26 +99,7 @@ util::Expected<Prevalidation> prevalidate(const Detection& detection, const File
 }
 
 util::Expected<void> write_change(const FileChange& change, const util::HostRoot& root) {
-    fs::path host = root.on_host(change.node_path);
-    auto current = util::read_file(host);
-    if (!current && current.error().code() != ErrorCode::not_found) {
-        return std::unexpected(current.error());
-    }
-    if (!change.after) {
-        if (!current) {
-            return {};
-        }
-        if (::unlink(host.c_str()) != 0) {
-            return std::unexpected(
-                Error::from_errno(ErrorCode::io, "cannot remove " + host.string(), errno));
-        }
-        return util::fsync_directory(host.parent_path());
-    }
-    if (current && *current == *change.after) {
-        return {};
-    }
-    TRY(util::create_directories(host.parent_path()));
-    return util::write_file_atomic(host, *change.after, 0644);
+    return replace_node_file(root, change.node_path, change.before, change.after);
 }
 
 util::Expected<void> keep_previous(const FileChange& change, const fs::path& backup_dir) {
@@ -130,12 +115,7 @@ util::Expected<FileChange> restore_previous(const fs::path& node_path, const fs:
                                             const util::HostRoot& root) {
     FileChange change;
     change.node_path = node_path;
-    auto current = util::read_file(root.on_host(node_path));
-    if (current) {
-        change.before = std::move(*current);
-    } else if (current.error().code() != ErrorCode::not_found) {
-        return std::unexpected(current.error());
-    }
+    change.before = TRY(read_node_file(root, node_path));
     fs::path path = backup_path(backup_dir, node_path);
     auto saved = util::read_file(path);
     if (saved) {

@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 namespace shimkeeper::reconcile {
 
@@ -11,6 +13,19 @@ void fault_point(const char* step) {
     const char* wanted = std::getenv("SHIMKEEPER_FAULT");
     if (wanted != nullptr && std::strcmp(wanted, step) == 0) {
         std::raise(SIGKILL);
+    }
+    // SHIMKEEPER_FAULT_RUN="<step>:<shell command>": another writer acting at exactly that
+    // moment (the concurrency tests edit a config between the plan and the write).
+    const char* run = std::getenv("SHIMKEEPER_FAULT_RUN");
+    if (run != nullptr) {
+        const std::string_view spec(run);
+        const auto colon = spec.find(':');
+        if (colon != std::string_view::npos && spec.substr(0, colon) == step) {
+            const std::string command(spec.substr(colon + 1));
+            if (std::system(command.c_str()) != 0) {
+                std::raise(SIGKILL); // a hook that failed would make the test meaningless
+            }
+        }
     }
 }
 

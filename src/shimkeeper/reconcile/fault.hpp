@@ -1,5 +1,6 @@
 // Crash points for recovery tests. Compiled in only with -DSHIMKEEPER_FAULT_INJECTION=ON:
-// SHIMKEEPER_FAULT=<step> makes the process SIGKILL itself when it reaches that step.
+// SHIMKEEPER_FAULT=<step> makes the process SIGKILL itself when it reaches that step;
+// SHIMKEEPER_FAULT_RUN=<step>:<command> runs a shell command there (another writer's edit).
 #pragma once
 
 #include <array>
@@ -11,8 +12,8 @@ namespace shimkeeper::reconcile {
 // fire inside stage_shim (after the download, the pre-flight run and the store commit), the
 // others after their change and before the journal records it. `version -o json` lists them
 // in fault-injection builds, so the crash test reads them from the binary.
-inline constexpr std::array<std::string_view, 8> k_fault_points = {
-    "fetch", "preflight", "store", "links", "config", "restart", "health", "commit"};
+inline constexpr std::array<std::string_view, 9> k_fault_points = {
+    "fetch", "preflight", "store", "planned", "links", "config", "restart", "health", "commit"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);

@@ -1,5 +1,6 @@
 #include "shimkeeper/reconcile/transaction.hpp"
 
+#include "shimkeeper/containerd/node_file.hpp"
 #include "shimkeeper/containerd/runtime_entry.hpp"
 #include "shimkeeper/containerd/write.hpp"
 #include "shimkeeper/reconcile/expectation.hpp"
@@ -310,6 +311,21 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
     if (auto saved = m_journal.save(m_entry); !saved) { // staging steps and the before-state
         return refuse(std::move(saved.error()));
     }
+    fault_point("planned");
+    // Compare before the first change: a file edited since it was read for the plan stops the
+    // transaction here (execute plans once more); the write itself compares again.
+    for (const auto& change : plan.config_changes) {
+        auto now = containerd::read_node_file(m_node.root, change.node_path);
+        if (!now) {
+            return refuse(std::move(now.error()));
+        }
+        if (*now != change.before) {
+            return refuse(util::Error(util::ErrorCode::changed,
+                                      change.node_path.string() +
+                                          " changed on disk after shimkeeper read it (an edit "
+                                          "by a person or another tool); it was left as it is"));
+        }
+    }
 
     // The first change. From here on every failure rolls back.
     if (auto linked = apply_links(m_node, plan.links); !linked) {
@@ -320,6 +336,7 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
     }
     for (const auto& change : plan.config_changes) {
         if (auto written = containerd::write_change(change, m_node.root); !written) {
+            m_outcome.changed_underneath = written.error().code() == util::ErrorCode::changed;
             return roll_back("writing " + change.node_path.string() + ": " +
                              written.error().message());
         }
@@ -358,8 +375,20 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
 util::Expected<Outcome> execute(const Node& node, const std::vector<spec::ShimSpec>& target,
                                 const std::string& kind, Restart restart,
                                 std::optional<int> existing_generation) {
-    Transaction txn(node, restart, existing_generation);
-    return txn.run(target, kind);
+    // Someone else's edit between the plan and the write: never overwritten. The transaction
+    // stopped before its first change (or rolled back), and is planned once more from the file
+    // as it is now; a second edit in the same window is an error naming the file.
+    for (int round = 1;; ++round) {
+        Transaction txn(node, restart, existing_generation);
+        auto outcome = txn.run(target, kind);
+        const bool changed = outcome ? outcome->changed_underneath
+                                     : outcome.error().code() == util::ErrorCode::changed;
+        if (!changed || round == 2) {
+            return outcome;
+        }
+        node.log.warning(std::string(outcome ? outcome->reason : outcome.error().message()) +
+                         "; planning again from the file as it is now");
+    }
 }
 
 } // namespace shimkeeper::reconcile

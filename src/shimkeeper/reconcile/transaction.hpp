@@ -30,6 +30,7 @@ struct Outcome {
     int restarts = 0;     // containerd restarts made
     NodePlan plan;        // what was (or was to be) done, per shim, link and config file
     std::optional<JournalEntry> recovered; // an interrupted transaction closed first
+    bool changed_underneath = false;       // rolled back because a file was edited by someone else
 
     // 0 committed or nothing to do, 1 failed or rolled back.
     int exit_code() const { return result == TxnResult::committed ? 0 : 1; }

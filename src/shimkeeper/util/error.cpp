@@ -20,6 +20,8 @@ const char* to_string(ErrorCode code) {
         return "not found";
     case ErrorCode::conflict:
         return "conflict";
+    case ErrorCode::changed:
+        return "changed on disk";
     case ErrorCode::external:
         return "external program failed";
     case ErrorCode::internal:

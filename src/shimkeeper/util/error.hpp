@@ -16,6 +16,7 @@ enum class ErrorCode {
     archive,       // unreadable or hostile archive
     not_found,     // something named does not exist
     conflict,      // the node holds something we must not overwrite
+    changed,       // a file changed on disk after it was read for the plan (another writer)
     external,      // another program (containerd, systemd) failed
     internal,      // a bug in shimkeeper
 };
