@@ -31,7 +31,7 @@ TEST_F(JournalFile, SavedEntryLoadsBackWhole) {
     entry.from_generation = 3;
     entry.to_generation = 4;
     entry.shims = {"spin"};
-    entry.files = {{"/etc/containerd/config.toml", true, "/b"}};
+    entry.files = {{"/etc/containerd/config.toml", true, "/b", std::string(64, 'a')}};
     entry.links = {{"containerd-shim-spin-v2", std::nullopt, "/store/x"}};
     entry.steps = {"fetch", "links"};
     entry.result = TxnResult::rolled_back;

@@ -253,7 +253,7 @@ TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction
     const fs::path backups = journal.backup_dir(entry.id);
     containerd::FileChange change{"/etc/containerd/config.toml", std::string(k_config), "", false};
     ASSERT_TRUE(containerd::keep_previous(change, backups));
-    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string()});
+    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string(), ""});
     entry.steps = {"fetch", "preflight", "store", "links", "config"};
     ASSERT_TRUE(journal.save(entry));
     ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));
@@ -278,7 +278,7 @@ TEST_F(TransactionTest, NextTransactionRecoversAnInterruptedEntryFirst) {
     const fs::path backups = journal.backup_dir(entry.id);
     containerd::FileChange change{"/etc/containerd/config.toml", std::string(k_config), "", false};
     ASSERT_TRUE(containerd::keep_previous(change, backups));
-    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string()});
+    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string(), ""});
     entry.steps = {"fetch", "preflight", "store", "links", "config"};
     ASSERT_TRUE(journal.save(entry));
     ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));

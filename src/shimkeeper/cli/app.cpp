@@ -39,6 +39,11 @@ int run_app(int argc, char** argv) {
         ->check(CLI::IsMember({"text", "json"}));
     app.add_option("--log-level", options.log_level, "debug, info, warning or error")
         ->check(CLI::IsMember({"debug", "info", "warning", "warn", "error"}));
+    app.add_flag("--no-wait", options.no_wait,
+                 "when another run holds the node lock, fail at once (exit 1) instead of waiting");
+    app.add_option("--lock-timeout", options.lock_timeout,
+                   "seconds to wait for the node lock held by another run (default 600)")
+        ->check(CLI::Range(0.0, 86400.0));
 
     int exit_code = 0;
     add_version_command(app, options, exit_code);

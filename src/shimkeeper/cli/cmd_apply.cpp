@@ -11,6 +11,12 @@
 namespace shimkeeper::cli {
 
 util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart) {
+    // Bad input with nothing to recover is refused before the lock: it writes nothing at all.
+    auto desired = ctx.load_desired();
+    if (!desired && !reconcile::recovery_pending(ctx.store)) {
+        return std::unexpected(desired.error());
+    }
+    const auto lock = TRY(lock_node(ctx, "shimkeeper apply"));
     auto edges = TRY(NodeEdges::open(ctx, restart));
     auto node = edges->node();
     // Recovery needs only the settings: an interrupted transaction is undone even when the
@@ -20,8 +26,10 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
         ctx.log.warning("recovered interrupted transaction " + recovery.entry.id + ": " +
                         recovery.entry.reason);
     }
-    const auto desired = TRY(ctx.load_desired());
-    auto outcome = TRY(reconcile::execute(node, desired.shims, "apply", restart));
+    if (!desired) {
+        return std::unexpected(desired.error());
+    }
+    auto outcome = TRY(reconcile::execute(node, desired->shims, "apply", restart));
     print_outcome(ctx, outcome, restart);
     return outcome.exit_code();
 }

@@ -19,6 +19,7 @@ util::Expected<int> fetch_all(Context& ctx) {
     reconcile::StageOptions stage_options;
     stage_options.fetch = ctx.settings.fetch;
     const auto desired = TRY(ctx.load_desired());
+    const auto lock = TRY(lock_node(ctx, "shimkeeper fetch"));
     const auto state = TRY(ctx.store.load_state());
 
     nlohmann::json results = nlohmann::json::array();

@@ -6,8 +6,8 @@
 #include "shimkeeper/containerd/plan.hpp"
 #include "shimkeeper/containerd/report.hpp"
 #include "shimkeeper/containerd/runtime_entry.hpp"
-#include "shimkeeper/reconcile/journal.hpp"
 #include "shimkeeper/reconcile/node_plan.hpp"
+#include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/stage.hpp"
 
 #include <iostream>
@@ -109,19 +109,15 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
                 reconcile::known_artifacts(desired.shims, state.current_generation(), ctx.store));
             const auto plan = TRY(reconcile::plan_node({ctx.root, ctx.store, detection},
                                                        desired.shims, artifacts, state));
-            auto interrupted = reconcile::Journal(ctx.store.state_dir()).load();
-            const bool recovery_pending =
-                interrupted && *interrupted &&
-                (**interrupted).result == reconcile::TxnResult::in_progress;
+            const bool recovery_pending = reconcile::recovery_pending(ctx.store);
             if (ctx.output == OutputFormat::json) {
                 auto out = plan_to_json(plan, detection);
                 out["recovery_pending"] = recovery_pending;
                 std::cout << out.dump(2) << "\n";
             } else {
                 if (recovery_pending) {
-                    std::cout << "An interrupted transaction (" << (**interrupted).id
-                              << ") will be recovered first; the plan below is read from the "
-                                 "node as the crash left it.\n";
+                    std::cout << "An interrupted transaction will be recovered first; the plan "
+                                 "below is read from the node as the crash left it.\n";
                 }
                 print_plan_text(plan);
             }

@@ -13,11 +13,8 @@ namespace shimkeeper::cli {
 
 namespace {
 
-util::Expected<int> roll_back(Context& ctx, reconcile::Restart restart) {
-    auto edges = TRY(NodeEdges::open(ctx, restart));
-    auto node = edges->node();
-    TRY(reconcile::recover(node, restart));
-    auto state = TRY(ctx.store.load_state());
+// The generation before the current one; refused (exit 2) when there is none.
+util::Expected<const store::Generation*> previous_of(const store::StoreState& state) {
     const store::Generation* current = state.current_generation();
     const store::Generation* previous = nullptr;
     for (const auto& generation : state.generations) {
@@ -32,6 +29,20 @@ util::Expected<int> roll_back(Context& ctx, reconcile::Restart restart) {
                                   : std::string("nothing is installed; there is nothing to roll "
                                                 "back to"));
     }
+    return previous;
+}
+
+util::Expected<int> roll_back(Context& ctx, reconcile::Restart restart) {
+    // Refused before the lock is taken: bad input writes nothing, not even the lock file.
+    const auto before = TRY(ctx.store.load_state());
+    TRY(previous_of(before));
+    const auto lock = TRY(lock_node(ctx, "shimkeeper rollback"));
+    auto edges = TRY(NodeEdges::open(ctx, restart));
+    auto node = edges->node();
+    TRY(reconcile::recover(node, restart));
+    auto state = TRY(ctx.store.load_state()); // again: another run may have committed meanwhile
+    const store::Generation* current = state.current_generation();
+    const store::Generation* previous = TRY(previous_of(state));
     auto target = TRY(reconcile::specs_of(*previous));
     auto outcome = TRY(reconcile::execute(node, target, "rollback", restart, previous->number));
     print_outcome(ctx, outcome, restart);

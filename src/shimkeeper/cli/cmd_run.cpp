@@ -27,6 +27,11 @@ daemon::ReconcileOutcome on_node(const GlobalOptions& options, const NodeStep& s
     if (!ctx) {
         return failed(ctx.error());
     }
+    // Held for this attempt only: a manual apply waits at most one reconcile, never an idle loop.
+    auto lock = lock_node(*ctx, "shimkeeper run", daemon::watchdog_keepalive);
+    if (!lock) {
+        return failed(lock.error());
+    }
     auto edges = NodeEdges::open(*ctx, reconcile::Restart::yes);
     if (!edges) {
         return failed(edges.error());

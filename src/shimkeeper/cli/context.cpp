@@ -22,6 +22,21 @@ util::Log log_of(const GlobalOptions& options) {
     return util::Log(level);
 }
 
+util::Expected<store::NodeLock> lock_node(const Context& ctx, const std::string& command,
+                                          std::function<void()> heartbeat) {
+    store::LockWait wait;
+    wait.timeout = ctx.lock_timeout;
+    wait.heartbeat = std::move(heartbeat);
+    wait.on_wait = [&ctx](const std::optional<store::LockHolder>& holder) {
+        ctx.log.warning("waiting for the node lock, held by " +
+                        (holder ? holder->describe() : std::string("another shimkeeper run")) +
+                        " (--lock-timeout " +
+                        std::to_string(static_cast<long>(ctx.lock_timeout.count() / 1000)) +
+                        " s; --no-wait to fail at once)");
+    };
+    return store::NodeLock::acquire(ctx.store, command, wait);
+}
+
 std::filesystem::path version_cache_of(const Context& ctx) {
     return ctx.store.state_dir() / "containerd-version";
 }
@@ -45,8 +60,16 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
     spec::FileSource files(agent_config, agent_config.parent_path() / "shims.d",
                            spec::node_architecture());
     store::Store store(root, settings.store.dir);
-    return Context{
-        root, log_of(options), output, std::move(settings), std::move(files), std::move(store)};
+    const auto lock_timeout =
+        options.no_wait ? std::chrono::milliseconds(0)
+                        : std::chrono::milliseconds(static_cast<long>(options.lock_timeout * 1000));
+    return Context{root,
+                   log_of(options),
+                   output,
+                   std::move(settings),
+                   std::move(files),
+                   std::move(store),
+                   lock_timeout};
 }
 
 } // namespace shimkeeper::cli

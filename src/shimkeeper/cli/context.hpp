@@ -5,11 +5,14 @@
 #include "shimkeeper/spec/agent_settings.hpp"
 #include "shimkeeper/spec/architecture.hpp"
 #include "shimkeeper/spec/sources.hpp"
+#include "shimkeeper/store/node_lock.hpp"
 #include "shimkeeper/store/store.hpp"
 #include "shimkeeper/util/error.hpp"
 #include "shimkeeper/util/host_root.hpp"
 #include "shimkeeper/util/log.hpp"
 
+#include <chrono>
+#include <functional>
 #include <string>
 
 namespace shimkeeper::cli {
@@ -21,6 +24,8 @@ struct GlobalOptions {
     std::string root;   // --root: empty means the real node
     std::string output = "text";
     std::string log_level = "info";
+    bool no_wait = false;      // --no-wait: a locked node is an error at once
+    double lock_timeout = 600; // --lock-timeout SECONDS: how long to wait for the node lock
 };
 
 inline constexpr const char* k_default_agent_config = "/etc/shimkeeper/shimkeeper.toml";
@@ -35,6 +40,7 @@ struct Context {
     spec::AgentSettings settings;
     spec::FileSource files; // shimkeeper.toml's [[shim]]s and shims.d/*.toml
     store::Store store;
+    std::chrono::milliseconds lock_timeout{600'000}; // zero with --no-wait
 
     util::Expected<spec::DesiredShims> load_desired() const { return spec::gather({&files}); }
 };
@@ -44,6 +50,11 @@ struct Context {
 util::HostRoot host_root_of(const GlobalOptions& options);
 std::filesystem::path agent_config_of(const GlobalOptions& options, const util::HostRoot& root);
 util::Log log_of(const GlobalOptions& options);
+
+// Takes the node lock for a command that changes the node or the store, saying on stderr what
+// it waits for. Read-only commands never call this.
+util::Expected<store::NodeLock> lock_node(const Context& ctx, const std::string& command,
+                                          std::function<void()> heartbeat = {});
 
 // Where `containerd --version` is remembered between runs (the store's state folder).
 std::filesystem::path version_cache_of(const Context& ctx);

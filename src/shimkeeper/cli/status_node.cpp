@@ -5,6 +5,7 @@
 #include "shimkeeper/health/containerd_client.hpp"
 #include "shimkeeper/health/evaluate.hpp"
 #include "shimkeeper/reconcile/journal.hpp"
+#include "shimkeeper/util/symlink_chain.hpp"
 
 #include <iostream>
 
@@ -71,6 +72,17 @@ nlohmann::json node_status(const Context& ctx, const std::vector<spec::ShimSpec>
         out["containerd"] = {{"error", detection.error().message()}};
     } else {
         out["containerd"] = containerd::detection_json(*detection);
+        // A config that is a symlink is edited at the end of its chain: say where that is.
+        nlohmann::json links = nlohmann::json::object();
+        for (const auto& path : {detection->config_path, detection->target_path}) {
+            auto resolved = util::resolve_symlinks(ctx.root, path);
+            if (!resolved) {
+                links[path.string()] = {{"error", resolved.error().message()}};
+            } else if (!resolved->through.empty()) {
+                links[path.string()] = resolved->node_path.string();
+            }
+        }
+        out["containerd"]["symlinks"] = links;
         // Under --root (an image being baked) nothing runs: do not ask the host's containerd.
         out["running"] = ctx.root.is_host() ? running_json(ctx, desired, *detection)
                                             : nlohmann::json{{"reachable", false},
@@ -92,6 +104,12 @@ void print_node_status(const nlohmann::json& s) {
                   << ", socket " << c["socket"].get<std::string>() << "\n";
         for (const auto& reason : c["reasons"]) {
             std::cout << "  because " << reason.get<std::string>() << "\n";
+        }
+        for (const auto& [path, target] : c["symlinks"].items()) {
+            std::cout << "config: " << path << " \u2192 "
+                      << (target.is_string() ? target.get<std::string>()
+                                             : "unusable: " + target["error"].get<std::string>())
+                      << "\n";
         }
         const auto& r = s["running"];
         if (!r["reachable"].get<bool>()) {

@@ -66,7 +66,8 @@ util::Expected<std::optional<JournalEntry>> Journal::load() const {
         const auto& f = (*files)[i];
         const util::JsonReader at = top.at("files[" + std::to_string(i) + "]");
         e.files.push_back({TRY(at.string(f, "node_path")), TRY(at.boolean(f, "existed_before")),
-                           TRY(at.string(f, "backup"))});
+                           TRY(at.string(f, "backup")),
+                           TRY(at.optional_string(f, "after_sha256"))});
     }
     const auto* links = TRY(top.field(j, "links", nlohmann::json::value_t::array));
     for (std::size_t i = 0; i < links->size(); ++i) {
@@ -93,7 +94,8 @@ util::Expected<void> Journal::save(const JournalEntry& e) const {
     for (const auto& f : e.files) {
         files.push_back({{"node_path", f.node_path},
                          {"existed_before", f.existed_before},
-                         {"backup", f.backup}});
+                         {"backup", f.backup},
+                         {"after_sha256", f.after_sha256}});
     }
     nlohmann::json links = nlohmann::json::array();
     for (const auto& l : e.links) {

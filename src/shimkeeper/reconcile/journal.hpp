@@ -18,6 +18,10 @@ struct JournalFile {
     std::string node_path;
     bool existed_before = false;
     std::string backup; // folder of containerd::keep_previous copies for this transaction
+    // sha256 of the content the transaction writes ("" when the file is removed, or in entries
+    // written before this field existed): a file holding anything but that or its backup was
+    // changed by someone else, and a restore leaves it alone.
+    std::string after_sha256;
 };
 
 // A bin/ link the transaction may flip.

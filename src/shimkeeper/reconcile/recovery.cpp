@@ -34,6 +34,11 @@ util::Expected<void> realign_containerd(const Node& node, const JournalEntry& en
 
 } // namespace
 
+bool recovery_pending(const store::Store& store) {
+    auto entry = Journal(store.state_dir()).load();
+    return !entry || (*entry && (**entry).result == TxnResult::in_progress);
+}
+
 util::Expected<Recovery> recover(const Node& node, Restart restart) {
     Journal journal(node.store.state_dir());
     auto loaded = TRY(journal.load());

@@ -17,4 +17,7 @@ struct Recovery {
 
 util::Expected<Recovery> recover(const Node& node, Restart restart);
 
+// True when the journal holds an entry still in progress (read only; no lock needed to ask).
+bool recovery_pending(const store::Store& store);
+
 } // namespace shimkeeper::reconcile

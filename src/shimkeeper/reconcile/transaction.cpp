@@ -9,6 +9,7 @@
 #include "shimkeeper/reconcile/restore.hpp"
 #include "shimkeeper/reconcile/stage.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/sha256.hpp"
 
 #include <set>
 #include <thread>
@@ -78,6 +79,7 @@ private:
     Outcome m_outcome;
     std::optional<health::CriStatus> m_before_status;
     health::HealthExpectation m_old_expectation;
+    std::set<std::string> m_written; // config files this transaction wrote (node paths)
 };
 
 // Refused before the first change: the node is untouched; the journal records why.
@@ -126,7 +128,7 @@ util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectat
 util::Expected<Outcome> Transaction::roll_back(std::string reason) {
     m_node.log.error(reason + "; rolling back");
     m_entry.reason = reason;
-    auto restored = restore_before_state(m_node, m_entry);
+    auto restored = restore_before_state(m_node, m_entry, &m_written);
     std::string rollback_problem;
     if (!restored) {
         rollback_problem = restored.error().message();
@@ -304,8 +306,9 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
         if (auto kept = containerd::keep_previous(change, backups); !kept) {
             return refuse(std::move(kept.error()));
         }
-        m_entry.files.push_back(
-            {change.node_path.string(), change.before.has_value(), backups.string()});
+        m_entry.files.push_back({change.node_path.string(), change.before.has_value(),
+                                 backups.string(),
+                                 change.after ? util::sha256_hex(*change.after) : ""});
     }
     m_entry.links = plan.links;
     if (auto saved = m_journal.save(m_entry); !saved) { // staging steps and the before-state
@@ -340,6 +343,7 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
             return roll_back("writing " + change.node_path.string() + ": " +
                              written.error().message());
         }
+        m_written.insert(change.node_path.string());
     }
     if (auto saved = step("config"); !saved) {
         return roll_back("recording the config step: " + saved.error().message());

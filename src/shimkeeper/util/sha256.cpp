@@ -57,6 +57,12 @@ std::string Sha256::finish_hex() {
     return hex;
 }
 
+std::string sha256_hex(std::string_view data) {
+    Sha256 hash;
+    hash.update(data);
+    return hash.finish_hex();
+}
+
 Expected<std::string> sha256_file_hex(const std::filesystem::path& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) {

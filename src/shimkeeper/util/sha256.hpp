@@ -30,6 +30,8 @@ private:
 
 Expected<std::string> sha256_file_hex(const std::filesystem::path& path);
 
+std::string sha256_hex(std::string_view data); // lowercase hex of the digest of `data`
+
 bool is_sha256_hex(std::string_view text); // 64 lowercase or uppercase hex digits
 
 } // namespace shimkeeper::util
