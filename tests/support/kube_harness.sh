@@ -225,6 +225,8 @@ kube_up() {
     dir=$(readlink -f "$1")
     export KUBE_DIR=$dir
     mkdir -p "$dir/log"
+    # kubectl's discovery cache stays with this control plane instead of ~/.kube.
+    export KUBECACHEDIR=$dir/kubectl-cache
     local ports etcd_port etcd_peer_port apiserver_port
     ports=$(kube_free_ports 3)
     read -r etcd_port etcd_peer_port apiserver_port <<<"$ports"
