@@ -21,20 +21,22 @@ fail() {
     exit 1
 }
 
-# can IDENTITY VERB RESOURCE [ARGS...]: `auth can-i` says yes.
-can() {
-    local identity=$1
+# can_i IDENTITY VERB RESOURCE [ARGS...]: the first word of `auth can-i`'s answer, "yes" or "no"
+# (a "no" may go on with the authorizer's reason).
+can_i() {
+    local identity=$1 answer
     shift
-    [[ $(kube_as "$identity" auth can-i "$@" 2>/dev/null) == yes ]] ||
-        fail "$identity cannot $* (auth can-i said no)"
-    pass "$identity can $*"
+    answer=$(kube_as "$identity" auth can-i "$@" 2>/dev/null) || true
+    answer=${answer%%$'\n'*}
+    echo "${answer%% *}"
+}
+can() {
+    [[ $(can_i "$@") == yes ]] || fail "$1 cannot ${*:2} (auth can-i did not say yes)"
+    pass "$1 can ${*:2}"
 }
 cannot() {
-    local identity=$1
-    shift
-    [[ $(kube_as "$identity" auth can-i "$@" 2>/dev/null) == no ]] ||
-        fail "$identity can $* (auth can-i said yes)"
-    pass "$identity cannot $*"
+    [[ $(can_i "$@") == no ]] || fail "$1 can ${*:2} (auth can-i did not say no)"
+    pass "$1 cannot ${*:2}"
 }
 
 # allowed IDENTITY WHAT KUBECTL-ARGS...: the real request succeeds.
@@ -67,8 +69,15 @@ can node-a patch nodes/node-a
 allowed node-a "label its own Node $k_label=true" label node node-a "$k_label=true"
 [[ $(label_of node-a "$k_label") == true ]] || fail "node-a does not carry $k_label=true"
 allowed node-a "annotate its own Node" annotate node node-a "$k_label={\"state\":\"installed\"}"
-refused node-a "label another Node" "is not allowed to modify node" \
-    label node node-b "$k_label=true"
+# A raw PATCH, not `kubectl label`: kubectl reads the Node first, which the Node authorizer
+# refuses for another node's object, so NodeRestriction would never be asked.
+response=$(kube_curl node-a PATCH /api/v1/nodes/node-b \
+    -H 'Content-Type: application/merge-patch+json' \
+    -d "{\"metadata\": {\"labels\": {\"$k_label\": \"true\"}}}")
+[[ $(tail -n 1 <<<"$response") == 403 ]] || fail "node-a patching node-b got: $response"
+grep -qF 'is not allowed to modify node' <<<"$response" ||
+    fail "node-a patching node-b was refused, but not by NodeRestriction: $response"
+pass "node-a: patch another Node is refused by NodeRestriction (403)"
 [[ $(label_of node-b "$k_label") == "<no value>" ]] || fail "node-a's label reached node-b"
 refused node-a "set a kubernetes.io label on itself" "is not allowed to modify labels" \
     label node node-a node-role.kubernetes.io/worker=true
@@ -123,17 +132,19 @@ allowed agent "annotate a Node with its shim state" annotate --overwrite node no
     "$k_label={\"state\":\"installed\",\"generation\":1}"
 allowed agent "remove the shim label" label node node-b "$k_label-"
 k_policy_msg="shimkeeper's agent may change only"
-refused agent "set another label" "$k_policy_msg the labels" label node node-b wasm=false
+refused agent "set another label" "$k_policy_msg the labels" label --overwrite node node-b wasm=false
 [[ $(label_of node-b wasm) == true ]] || fail "the agent changed node-b's wasm label"
 refused agent "remove another label" "$k_policy_msg the labels" label node node-b wasm-
 refused agent "set another annotation" "$k_policy_msg the annotations" \
     annotate node node-b example.org/owner=agent
-refused agent "cordon a Node" "may not change a Node's spec" cordon node-b
+# The request `kubectl cordon` makes; cordon itself exits 0 even when the server refuses it.
+refused agent "cordon a Node (spec.unschedulable)" "may not change a Node's spec" \
+    patch node node-b --type merge -p '{"spec": {"unschedulable": true}}'
 [[ $(kube_admin get node node-b -o jsonpath='{.spec.unschedulable}') != true ]] ||
     fail "node-b was cordoned"
 refused agent "taint a Node" "may not change a Node's spec" taint node node-b demo=x:NoSchedule
 # The policy binds the agent only: the admin and the node itself are not held by it.
-allowed admin "cordon a Node" cordon node-b
+allowed admin "cordon a Node" patch node node-b --type merge -p '{"spec": {"unschedulable": true}}'
 
 shim() {
     cat <<'YAML'

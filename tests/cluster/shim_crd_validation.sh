@@ -59,6 +59,8 @@ refused bad-handler-newline "$k_handler_msg" "handler: \"x]\\n[y\"
 $good_fetch"
 refused bad-handler-long "may not be more than 63" "handler: $(printf 'h%.0s' {1..64})
 $good_fetch"
+# The apiserver's own name rule (a DNS subdomain) already keeps quotes out of names.
+refused 'a"b' "a lowercase RFC 1123 subdomain" "$good_fetch"
 refused "$(printf 'n%.0s' {1..64})" "metadata.name must be at most 63 characters" "$good_fetch"
 refused bad-runtime-type "runtimeType must be io.containerd.<name>.<version>" \
     "runtimeType: io.containerd.spin

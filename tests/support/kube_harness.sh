@@ -10,8 +10,8 @@
 #                                 # kube_down on EXIT (the folder is kept when the script fails)
 #
 # Helpers: kube_admin ARGS... (kubectl as the admin), kube_as IDENTITY ARGS... (kubectl as
-# "agent", "admin" or a node name), kube_create_node NAME [KEY=VALUE...], kube_wait_for SECONDS
-# CMD..., kube_log MSG.
+# "agent", "admin" or a node name), kube_curl IDENTITY METHOD PATH [CURL-ARGS...] (one raw
+# request), kube_create_node NAME [KEY=VALUE...], kube_wait_for SECONDS CMD..., kube_log MSG.
 #
 # Identities (static tokens, --token-auth-file):
 #   admin             user "shimkeeper-test-admin", group system:masters
@@ -83,6 +83,17 @@ kube_as() {
     local identity=$1
     shift
     "$KUBE_BIN/kubectl" --kubeconfig "$(kube_kubeconfig "$identity")" "$@"
+}
+
+# kube_curl IDENTITY METHOD PATH [CURL-ARGS...]: one raw request as IDENTITY; prints the response
+# body, then a line with the HTTP status. For requests kubectl would precede with a GET (label,
+# patch), which the Node authorizer may refuse before admission is ever asked.
+kube_curl() {
+    local identity=$1 method=$2 path=$3 token
+    shift 3
+    token=$(kube_as "$identity" config view --raw -o jsonpath='{.users[0].user.token}')
+    curl -sS --cacert "$KUBE_CA" -H "Authorization: Bearer $token" -X "$method" \
+        -w '\n%{http_code}\n' "$@" "$KUBE_SERVER$path"
 }
 
 # kube_create_node NAME [KEY=VALUE...]: a Node object with those labels, as the admin (a kubelet
