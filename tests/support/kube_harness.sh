@@ -19,9 +19,10 @@
 #                     system:serviceaccounts, system:serviceaccounts:shimkeeper-system
 #   node-a ... node-c system:node:<name>, group system:nodes (what a kubelet presents)
 #
-# Exports after kube_up: KUBE_DIR, KUBE_BIN (folder of the three programs), KUBE_SERVER (https
-# URL), KUBE_CA (the CA certificate), KUBECONFIG_ADMIN, KUBECONFIG_AGENT, and
-# KUBECONFIG_NODE_<NAME> is kube_kubeconfig NAME for a node.
+# Exports after kube_up: KUBE_DIR, KUBE_BIN (folder of the three programs; set it beforehand to
+# test other builds), KUBE_SERVER (https URL), KUBE_CA (the CA certificate), KUBECONFIG_ADMIN,
+# KUBECONFIG_AGENT. `kube_kubeconfig IDENTITY` prints any identity's kubeconfig file, for a
+# program under test (the agent reads its own and its node's).
 
 KUBE_NODE_NAMES=(node-a node-b node-c)
 KUBE_AGENT_USER=system:serviceaccount:shimkeeper-system:shimkeeper-agent
@@ -50,6 +51,7 @@ kube_require_peers() {
     local source_dir=${SHIMKEEPER_SOURCE_DIR:?}
     command -v openssl >/dev/null || kube_skip "openssl is not installed"
     command -v python3 >/dev/null || kube_skip "python3 is not installed (picks free ports)"
+    command -v curl >/dev/null || kube_skip "curl is not installed"
     if [[ -z ${KUBE_BIN:-} ]]; then
         KUBE_BIN=$("$source_dir/scripts/build-kube-peers" --cached-only 2>/dev/null) ||
             kube_skip "the Kubernetes peers are not built; run scripts/build-kube-peers"
