@@ -5,7 +5,8 @@
 #     Node (NodeRestriction allows the key), not on another Node, not kubernetes.io/ keys, and
 #     may not read Shims (the Node authorizer knows nothing of custom resources);
 #   - the agent identity may list and watch Shims, write their status, take Leases in
-#     shimkeeper-system only, create RuntimeClasses, and may not create Pods;
+#     shimkeeper-system only, create RuntimeClasses, and may not create Pods; its requests are
+#     classified by deploy/'s FlowSchema;
 #   - the admission policy holds the agent to the shim.containerd.x-k8s.io/ labels and
 #     annotations of a Node (no other label, no cordon, no taint) and to a Shim's finalizers.
 set -euo pipefail
@@ -118,6 +119,14 @@ can agent create events -n default
 can agent create events.events.k8s.io -n default
 cannot agent delete nodes/node-b
 cannot agent create nodes
+
+# API Priority and Fairness names the FlowSchema that classified a request in a response header.
+headers=$KUBE_DIR/agent-headers
+kube_curl agent GET /apis/containerd.x-k8s.io/v1alpha1/shims -D "$headers" -o /dev/null >/dev/null
+flow_uid=$(kube_admin get flowschema shimkeeper-agent -o jsonpath='{.metadata.uid}')
+grep -qi "^X-Kubernetes-PF-FlowSchema-UID: $flow_uid" "$headers" ||
+    fail "the agent's request was not classified by FlowSchema shimkeeper-agent ($flow_uid): $(cat "$headers")"
+pass "agent: its requests are classified by FlowSchema shimkeeper-agent (workload-high)"
 
 echo "--- the admission policy on Nodes and Shims"
 # The apiserver compiles a new ValidatingAdmissionPolicy and starts enforcing it a moment after
