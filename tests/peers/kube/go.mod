@@ -3,7 +3,8 @@
 // below name their main packages and scripts/build-kube-peers runs `go build` on them. A plain
 // `go install` cannot build them because k8s.io/kubernetes points its staging modules at
 // ./staging with replace directives, which only the main module may do; the replace lines here
-// point each of them at its published v0.36 module instead.
+// point each of them at its published v0.36 module instead. etcd is the release k8s.io/kubernetes
+// itself requires (go.etcd.io/etcd/server/v3 v3.6.8), whose main package is the module's root.
 module shimkeeper.test/peers/kube
 
 go 1.26.0
