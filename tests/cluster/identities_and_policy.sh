@@ -2,8 +2,9 @@
 # Issue 7: the Kubernetes facts cluster mode is built on, checked against the real apiserver with
 # deploy/ applied, both as `kubectl auth can-i` answers and as real requests:
 #   - a node identity (system:node:<name>) may set shim.containerd.x-k8s.io/ labels on its own
-#     Node (NodeRestriction allows the key), not on another Node, not kubernetes.io/ keys, and
-#     may not read Shims (the Node authorizer knows nothing of custom resources);
+#     Node (NodeRestriction allows the key), not on another Node, not kubernetes.io/ keys; it may
+#     watch its own Node by field selector but read no other, and may not read Shims (the Node
+#     authorizer knows nothing of custom resources);
 #   - the agent identity may list and watch Shims, write their status, take Leases in
 #     shimkeeper-system only, create RuntimeClasses, and may not create Pods; its requests are
 #     classified by deploy/'s FlowSchema;
@@ -82,6 +83,16 @@ pass "node-a: patch another Node is refused by NodeRestriction (403)"
 [[ $(label_of node-b "$k_label") == "<no value>" ]] || fail "node-a's label reached node-b"
 refused node-a "set a kubernetes.io label on itself" "is not allowed to modify labels" \
     label node node-a node-role.kubernetes.io/worker=true
+# The node worker's watch of its own Node, as the design has it, is what the Node authorizer
+# allows: by field selector on its name; not all Nodes, not another Node.
+watch=$(kube_as node-a get --raw \
+    '/api/v1/nodes?fieldSelector=metadata.name%3Dnode-a&watch=true&timeoutSeconds=1') ||
+    fail "node-a cannot watch its own Node by field selector"
+grep -q '"type":"ADDED","object":{"kind":"Node"' <<<"$watch" ||
+    fail "node-a's watch of its own Node did not deliver it: ${watch:0:300}"
+pass "node-a: watch its own Node by field selector"
+refused node-a "list all Nodes" "only its own Node object" get nodes
+refused node-a "read another Node" "only its own Node object" get node node-b
 cannot node-a list shims.containerd.x-k8s.io
 refused node-a "list Shims" "Forbidden" get shims
 cannot node-a create leases.coordination.k8s.io -n shimkeeper-system
