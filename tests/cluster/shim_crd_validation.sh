@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Issue 7: the Shim CRD of deploy/ refuses at admission what a node would refuse later, with a
+# message `kubectl apply` shows, and creates nothing; it accepts good objects in both spellings
+# of anonymousHttp, and `kubectl get shims` shows the printer columns with status filled in.
+set -euo pipefail
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
+kube_require_peers
+kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
+
+k_sha=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+k_url=https://artifacts.example.org/containerd-shim-demo-v2.tar.gz
+
+# shim_yaml NAME SPEC-LINES: a Shim whose spec is a runtimeType plus SPEC-LINES (YAML, indented
+# by four spaces under spec).
+shim_yaml() {
+    printf 'apiVersion: containerd.x-k8s.io/v1alpha1\nkind: Shim\nmetadata:\n  name: %s\n' "$1"
+    printf 'spec:\n  runtimeType: io.containerd.demo.v2\n'
+    printf '%s\n' "$2" | sed 's/^/  /'
+}
+
+good_fetch="fetchStrategy:
+  type: anonymousHttp
+  anonHttp: {location: $k_url, sha256: $k_sha}"
+
+# refused NAME EXPECTED-MESSAGE SPEC-LINES: apply must fail, name the problem, create nothing.
+refused() {
+    local name=$1 expected=$2 out
+    if out=$(shim_yaml "$name" "$3" | kube_admin apply -f - 2>&1); then
+        echo "FAIL: $name was accepted; expected: $expected" >&2
+        exit 1
+    fi
+    if ! grep -qF -- "$expected" <<<"$out"; then
+        echo "FAIL: $name was refused without saying \"$expected\"; kubectl said: $out" >&2
+        exit 1
+    fi
+    if kube_admin get shim "$name" >/dev/null 2>&1; then
+        echo "FAIL: $name was refused but exists" >&2
+        exit 1
+    fi
+    echo "ok: refused $name: ${out//$'\n'/ }"
+}
+
+accepted() {
+    local name=$1 out
+    out=$(shim_yaml "$name" "$2" | kube_admin apply -f - 2>&1) || {
+        echo "FAIL: $name was refused: $out" >&2
+        exit 1
+    }
+    kube_admin get shim "$name" >/dev/null
+    echo "ok: accepted $name"
+}
+
+k_handler_msg="handler must be 1 to 63 characters"
+refused bad-handler-upper "$k_handler_msg" "handler: Spin
+$good_fetch"
+refused bad-handler-quote "$k_handler_msg" "handler: 'a\"b'
+$good_fetch"
+refused bad-handler-newline "$k_handler_msg" "handler: \"x]\\n[y\"
+$good_fetch"
+refused bad-handler-long "may not be more than 63" "handler: $(printf 'h%.0s' {1..64})
+$good_fetch"
+# The apiserver's own name rule (a DNS subdomain) already keeps quotes out of names.
+refused 'a"b' "a lowercase RFC 1123 subdomain" "$good_fetch"
+refused "$(printf 'n%.0s' {1..64})" "metadata.name must be at most 63 characters" "$good_fetch"
+refused bad-runtime-type "runtimeType must be io.containerd.<name>.<version>" \
+    "runtimeType: io.containerd.spin
+$good_fetch"
+refused bad-runtime-path "runtimeType must be io.containerd.<name>.<version>" \
+    "runtimeType: '/usr/bin/x\"y'
+$good_fetch"
+refused bad-binary "binary must be a plain file name" "binary: ../containerd-shim-demo-v2
+$good_fetch"
+refused bad-sha-short "sha256 must be exactly 64 lowercase hexadecimal digits" "fetchStrategy:
+  type: anonymousHttp
+  anonHttp: {location: $k_url, sha256: abc123}"
+refused bad-sha-upper "sha256 must be exactly 64 lowercase hexadecimal digits" "fetchStrategy:
+  type: anonymousHttp
+  anonHttp: {location: $k_url, sha256: ${k_sha^^}}"
+refused missing-sha "every source needs a sha256 unless spec.allowUnverified is true" \
+    "fetchStrategy:
+  type: anonymousHttp
+  anonHttp: {location: $k_url}"
+refused missing-platform-sha "every source needs a sha256 unless spec.allowUnverified is true" \
+    "fetchStrategy:
+  type: anonymousHttp
+  platforms:
+    - {arch: amd64, location: $k_url, sha256: $k_sha}
+    - {arch: arm64, location: $k_url}"
+refused both-sources "exactly one of anonHttp" "fetchStrategy:
+  type: anonymousHttp
+  anonHttp: {location: $k_url, sha256: $k_sha}
+  platforms: [{arch: amd64, location: $k_url, sha256: $k_sha}]"
+refused no-source "exactly one of anonHttp" "allowUnverified: true
+fetchStrategy: {type: anonymousHttp}"
+refused duplicate-arch "Duplicate value" "fetchStrategy:
+  type: anonymousHttp
+  platforms:
+    - {arch: amd64, location: $k_url, sha256: $k_sha}
+    - {arch: amd64, location: $k_url, sha256: $k_sha}"
+refused bad-location "location must be an https:// or http:// URL" "fetchStrategy:
+  type: anonymousHttp
+  anonHttp: {location: 'ftp://example.org/shim.tar.gz', sha256: $k_sha}"
+refused bad-fetch-type "Unsupported value: \"s3\"" "fetchStrategy:
+  type: s3
+  anonHttp: {location: $k_url, sha256: $k_sha}"
+k_max_update_msg="maxUpdate must be a number of nodes (at least 1) or a percentage from 1% to 100%"
+i=0
+for bad in '"abc"' '"150%"' '"0%"' '"5"' 0 -2; do
+    i=$((i + 1))
+    refused "bad-max-update-$i" "$k_max_update_msg" "$good_fetch
+rolloutStrategy: {type: rolling, rolling: {maxUpdate: $bad}}"
+done
+refused recreate-with-rolling "rolling applies only with type: rolling" "$good_fetch
+rolloutStrategy: {type: recreate, rolling: {maxUpdate: 2}}"
+
+accepted spin-v2 "nodeSelector: {wasm: \"true\"}
+handler: spin
+binary: containerd-shim-spin-v2
+options: {SystemdCgroup: true}
+$good_fetch
+runtimeClass: {name: wasmtime-spin-v2}
+rolloutStrategy: {type: rolling, rolling: {maxUpdate: \"10%\"}}"
+accepted proposal-spelling "fetchStrategy:
+  type: annonymousHttp
+  platforms:
+    - {arch: amd64, location: $k_url, sha256: $k_sha}
+    - {arch: arm64, location: 'http://mirror.example.org/arm64.tar.gz', sha256: $k_sha}
+rolloutStrategy: {rolling: {maxUpdate: 3}}"
+accepted unverified "allowUnverified: true
+fetchStrategy:
+  type: anonymousHttp
+  anonHttp: {location: $k_url}
+rolloutStrategy: {type: recreate}"
+accepted absolute-runtime-type "runtimeType: /opt/shims/containerd-shim-demo-v2
+$good_fetch
+rolloutStrategy: {rolling: {maxUpdate: \"100%\"}}"
+
+# The printer columns, with status written the way the coordinator will (status subresource).
+kube_admin patch shim spin-v2 --subresource status --type merge -p '{"status": {
+  "observedGeneration": 1, "nodes": {"selected": 4, "installed": 3, "failed": 1, "updating": 0},
+  "conditions": [{"type": "Ready", "status": "False", "reason": "NodeFailed",
+    "message": "node-c: health check failed", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' \
+    >/dev/null
+table=$(kube_admin get shims)
+echo "$table"
+header=$(head -n 1 <<<"$table")
+read -r -a columns <<<"$header"
+expected="NAME RUNTIMECLASS SELECTED INSTALLED FAILED READY AGE"
+[[ ${columns[*]} == "$expected" ]] || {
+    echo "FAIL: columns are \"${columns[*]}\", expected \"$expected\"" >&2
+    exit 1
+}
+read -r -a row <<<"$(grep '^spin-v2 ' <<<"$table")"
+[[ ${row[*]:0:6} == "spin-v2 wasmtime-spin-v2 4 3 1 False" ]] || {
+    echo "FAIL: the spin-v2 row reads \"${row[*]}\"" >&2
+    exit 1
+}
+echo "ok: printer columns show RuntimeClass, Selected, Installed, Failed, Ready and Age"
+
+# Conditions are a map keyed by type: a second Ready condition is refused.
+if out=$(kube_admin patch shim spin-v2 --subresource status --type json -p '[{"op": "add",
+  "path": "/status/conditions/-", "value": {"type": "Ready", "status": "True", "reason": "Done",
+  "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}}]' 2>&1); then
+    echo "FAIL: a duplicate Ready condition was accepted" >&2
+    exit 1
+fi
+grep -qF "Duplicate value" <<<"$out" || { echo "FAIL: duplicate condition: $out" >&2; exit 1; }
+echo "ok: conditions are keyed by type"

@@ -1,0 +1,315 @@
+# shellcheck shell=bash
+# A real Kubernetes control plane on 127.0.0.1 for tests/cluster/*.sh: etcd and kube-apiserver
+# built from the Go modules pinned in tests/peers/kube (scripts/build-kube-peers), the real
+# kubectl, and deploy/ applied as the admin. No controller manager and no scheduler run, so
+# nothing is garbage-collected, no Node turns NotReady and no Pod is scheduled unless a test
+# does it. Source this file, then:
+#
+#   kube_require_peers            # exit 77 when the peers are not built or openssl is missing
+#   kube_up "$dir"                # CA, certs, tokens, etcd, kube-apiserver, deploy/; registers
+#                                 # kube_down on EXIT (the folder is kept when the script fails)
+#
+# Helpers: kube_admin ARGS... (kubectl as the admin), kube_as IDENTITY ARGS... (kubectl as
+# "agent", "admin" or a node name), kube_curl IDENTITY METHOD PATH [CURL-ARGS...] (one raw
+# request), kube_create_node NAME [KEY=VALUE...], kube_wait_for SECONDS CMD..., kube_log MSG.
+#
+# Identities (static tokens, --token-auth-file):
+#   admin             user "shimkeeper-test-admin", group system:masters
+#   agent             system:serviceaccount:shimkeeper-system:shimkeeper-agent, groups
+#                     system:serviceaccounts, system:serviceaccounts:shimkeeper-system
+#   node-a ... node-c system:node:<name>, group system:nodes (what a kubelet presents)
+#
+# Exports after kube_up: KUBE_DIR, KUBE_BIN (folder of the three programs; set it beforehand to
+# test other builds), KUBE_SERVER (https URL), KUBE_CA (the CA certificate), KUBECONFIG_ADMIN,
+# KUBECONFIG_AGENT. `kube_kubeconfig IDENTITY` prints any identity's kubeconfig file, for a
+# program under test (the agent reads its own and its node's).
+
+KUBE_NODE_NAMES=(node-a node-b node-c)
+KUBE_AGENT_USER=system:serviceaccount:shimkeeper-system:shimkeeper-agent
+
+kube_log() { printf '[kube] %s\n' "$*" >&2; }
+
+kube_skip() {
+    printf 'SKIP: %s\n' "$*" >&2
+    exit 77
+}
+
+# kube_wait_for SECONDS CMD...: polls CMD until it succeeds or the deadline passes.
+kube_wait_for() {
+    local seconds=$1
+    shift
+    local deadline=$((SECONDS + seconds))
+    while ! "$@" >/dev/null 2>&1; do
+        if ((SECONDS >= deadline)); then
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
+kube_require_peers() {
+    local source_dir=${SHIMKEEPER_SOURCE_DIR:?}
+    command -v openssl >/dev/null || kube_skip "openssl is not installed"
+    command -v python3 >/dev/null || kube_skip "python3 is not installed (picks free ports)"
+    command -v curl >/dev/null || kube_skip "curl is not installed"
+    if [[ -z ${KUBE_BIN:-} ]]; then
+        KUBE_BIN=$("$source_dir/scripts/build-kube-peers" --cached-only 2>/dev/null) ||
+            kube_skip "the Kubernetes peers are not built; run scripts/build-kube-peers"
+    fi
+    export KUBE_BIN
+}
+
+# kube_free_ports N: N distinct TCP ports that were free a moment ago on 127.0.0.1.
+kube_free_ports() {
+    python3 - "$1" <<'EOF'
+import socket, sys
+held = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    held.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in held))
+EOF
+}
+
+# kube_kubeconfig IDENTITY: the kubeconfig file of "admin", "agent" or a node name.
+kube_kubeconfig() {
+    echo "$KUBE_DIR/kubeconfig/$1"
+}
+
+kube_admin() {
+    "$KUBE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"
+}
+
+kube_as() {
+    local identity=$1
+    shift
+    "$KUBE_BIN/kubectl" --kubeconfig "$(kube_kubeconfig "$identity")" "$@"
+}
+
+# kube_curl IDENTITY METHOD PATH [CURL-ARGS...]: one raw request as IDENTITY; prints the response
+# body, then a line with the HTTP status. For requests kubectl would precede with a GET (label,
+# patch), which the Node authorizer may refuse before admission is ever asked.
+kube_curl() {
+    local identity=$1 method=$2 path=$3 token
+    shift 3
+    token=$(kube_as "$identity" config view --raw -o jsonpath='{.users[0].user.token}')
+    curl -sS --cacert "$KUBE_CA" -H "Authorization: Bearer $token" -X "$method" \
+        -w '\n%{http_code}\n' "$@" "$KUBE_SERVER$path"
+}
+
+# kube_create_node NAME [KEY=VALUE...]: a Node object with those labels, as the admin (a kubelet
+# would register itself; none runs here). Its status reports this machine's architecture and OS,
+# as a kubelet's would, for tests that pick per-architecture artifacts.
+kube_create_node() {
+    local name=$1
+    shift
+    local labels="kubernetes.io/hostname: \"$name\"" pair
+    for pair in "$@"; do
+        labels+=", \"${pair%%=*}\": \"${pair#*=}\""
+    done
+    kube_admin create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $name
+  labels: {$labels}
+status:
+  nodeInfo: {architecture: $(kube_node_arch), operatingSystem: linux}
+EOF
+}
+
+# The architecture as a kubelet reports it (Go's GOARCH names: amd64, arm64).
+kube_node_arch() {
+    case $(uname -m) in
+    x86_64) echo amd64 ;;
+    aarch64) echo arm64 ;;
+    *) uname -m ;;
+    esac
+}
+
+kube_write_pki() {
+    local pki=$KUBE_DIR/pki
+    mkdir -p "$pki"
+    (
+        cd "$pki"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=shimkeeper-test-ca" \
+            -keyout ca.key -out ca.crt 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
+            -keyout apiserver.key -out apiserver.csr 2>/dev/null
+        # Clients connect to 127.0.0.1; kubernetes.default names the in-cluster service.
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default\n' >san.ext
+        openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+            -extfile san.ext -out apiserver.crt 2>/dev/null
+        # The key pair that signs and verifies ServiceAccount tokens (the apiserver insists on
+        # one even though the tests authenticate with static tokens).
+        openssl genrsa -out sa.key 2048 2>/dev/null
+        openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    )
+    export KUBE_CA=$pki/ca.crt
+}
+
+# One random token per identity; the token file's columns: token,user,uid,"group,group".
+kube_write_tokens() {
+    local name
+    : >"$KUBE_DIR/tokens.csv"
+    kube_add_identity admin shimkeeper-test-admin system:masters
+    kube_add_identity agent "$KUBE_AGENT_USER" \
+        "system:serviceaccounts,system:serviceaccounts:shimkeeper-system"
+    for name in "${KUBE_NODE_NAMES[@]}"; do
+        kube_add_identity "$name" "system:node:$name" system:nodes
+    done
+    chmod 0600 "$KUBE_DIR/tokens.csv"
+}
+
+kube_add_identity() {
+    local identity=$1 user=$2 groups=$3 token
+    token=$(openssl rand -hex 16)
+    printf '%s,%s,%s,"%s"\n' "$token" "$user" "uid-$identity" "$groups" >>"$KUBE_DIR/tokens.csv"
+    mkdir -p "$KUBE_DIR/kubeconfig"
+    cat >"$(kube_kubeconfig "$identity")" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: test
+    cluster:
+      server: $KUBE_SERVER
+      certificate-authority: $KUBE_CA
+users:
+  - name: $identity
+    user:
+      token: $token
+contexts:
+  - name: $identity
+    context: {cluster: test, user: $identity}
+current-context: $identity
+EOF
+}
+
+kube_start_etcd() {
+    local client_port=$1 peer_port=$2
+    mkdir -p "$KUBE_DIR/etcd"
+    # --unsafe-no-fsync: the data is thrown away with the test; fsyncs only slow the test bed.
+    "$KUBE_BIN/etcd" --name test --data-dir "$KUBE_DIR/etcd" \
+        --listen-client-urls "http://127.0.0.1:$client_port" \
+        --advertise-client-urls "http://127.0.0.1:$client_port" \
+        --listen-peer-urls "http://127.0.0.1:$peer_port" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+        --initial-cluster "test=http://127.0.0.1:$peer_port" \
+        --unsafe-no-fsync --log-level warn >"$KUBE_DIR/log/etcd.log" 2>&1 &
+    KUBE_ETCD_PID=$!
+}
+
+kube_start_apiserver() {
+    local port=$1 etcd_port=$2
+    "$KUBE_BIN/kube-apiserver" \
+        --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
+        --etcd-servers "http://127.0.0.1:$etcd_port" \
+        --tls-cert-file "$KUBE_DIR/pki/apiserver.crt" \
+        --tls-private-key-file "$KUBE_DIR/pki/apiserver.key" \
+        --client-ca-file "$KUBE_CA" \
+        --token-auth-file "$KUBE_DIR/tokens.csv" \
+        --service-account-issuer https://kubernetes.default.svc \
+        --service-account-key-file "$KUBE_DIR/pki/sa.pub" \
+        --service-account-signing-key-file "$KUBE_DIR/pki/sa.key" \
+        --service-cluster-ip-range 10.96.0.0/24 \
+        --authorization-mode Node,RBAC \
+        --enable-admission-plugins NodeRestriction \
+        --cert-dir "$KUBE_DIR/pki/generated" \
+        --profiling=false --v 1 >"$KUBE_DIR/log/kube-apiserver.log" 2>&1 &
+    KUBE_APISERVER_PID=$!
+}
+
+kube_pid_alive() {
+    kill -0 "$1" 2>/dev/null
+}
+
+kube_ready() {
+    [[ $(kube_admin get --raw /readyz 2>/dev/null) == ok ]]
+}
+
+kube_ready_or_dead() {
+    kube_ready || ! kube_pid_alive "$KUBE_APISERVER_PID" || ! kube_pid_alive "$KUBE_ETCD_PID"
+}
+
+kube_up() {
+    local dir
+    mkdir -p "$1"
+    dir=$(readlink -f "$1")
+    export KUBE_DIR=$dir
+    mkdir -p "$dir/log"
+    # kubectl's discovery cache stays with this control plane instead of ~/.kube.
+    export KUBECACHEDIR=$dir/kubectl-cache
+    local ports etcd_port etcd_peer_port apiserver_port
+    ports=$(kube_free_ports 3)
+    read -r etcd_port etcd_peer_port apiserver_port <<<"$ports"
+    export KUBE_SERVER=https://127.0.0.1:$apiserver_port
+    kube_write_pki
+    kube_write_tokens
+    export KUBECONFIG_ADMIN KUBECONFIG_AGENT
+    KUBECONFIG_ADMIN=$(kube_kubeconfig admin)
+    KUBECONFIG_AGENT=$(kube_kubeconfig agent)
+
+    # An EXIT trap set before this one runs after the control plane is down.
+    KUBE_PREVIOUS_EXIT_TRAP=$(trap -p EXIT | sed -n "s/^trap -- '\(.*\)' EXIT\$/\1/p")
+    [[ $KUBE_PREVIOUS_EXIT_TRAP == kube_down ]] && KUBE_PREVIOUS_EXIT_TRAP=""
+    trap kube_down EXIT
+
+    kube_start_etcd "$etcd_port" "$etcd_peer_port"
+    kube_start_apiserver "$apiserver_port" "$etcd_port"
+    # A cold start on a busy two-core machine takes up to half a minute; give it two.
+    local start=$SECONDS
+    if ! kube_wait_for 120 kube_ready_or_dead || ! kube_ready; then
+        kube_log "kube-apiserver did not become ready; see $dir/log/kube-apiserver.log and" \
+            "$dir/log/etcd.log"
+        tail -n 20 "$dir/log/kube-apiserver.log" >&2
+        return 1
+    fi
+    kube_log "kube-apiserver ready at $KUBE_SERVER after $((SECONDS - start)) s"
+
+    kube_admin apply -f "${SHIMKEEPER_SOURCE_DIR:?}/deploy/" >"$dir/log/deploy-apply.log" 2>&1 || {
+        kube_log "applying deploy/ failed:"
+        cat "$dir/log/deploy-apply.log" >&2
+        return 1
+    }
+    kube_admin wait --for condition=Established --timeout 60s \
+        crd/shims.containerd.x-k8s.io >/dev/null
+    # Established means the apiserver serves the resource; discovery (what kubectl resolves
+    # "shims" with) follows a moment later.
+    kube_wait_for 60 kube_admin get shims || {
+        kube_log "the shims resource never appeared in discovery"
+        return 1
+    }
+}
+
+kube_stop_pid() {
+    local pid=$1
+    [[ -n $pid ]] || return 0
+    kill "$pid" 2>/dev/null || return 0
+    local deadline=$((SECONDS + 20))
+    while kube_pid_alive "$pid" && ((SECONDS < deadline)); do
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
+kube_down() {
+    local rc=$?
+    set +e
+    trap - EXIT
+    kube_stop_pid "${KUBE_APISERVER_PID:-}"
+    kube_stop_pid "${KUBE_ETCD_PID:-}"
+    if [[ -n ${KUBE_DIR:-} && -d $KUBE_DIR ]]; then
+        if ((rc == 0 || rc == 77)); then
+            rm -rf "$KUBE_DIR"
+        else
+            kube_log "test failed (exit $rc); the control plane's files are kept in $KUBE_DIR"
+        fi
+    fi
+    if [[ -n ${KUBE_PREVIOUS_EXIT_TRAP:-} ]]; then
+        (exit "$rc")
+        eval "$KUBE_PREVIOUS_EXIT_TRAP"
+    fi
+    exit "$rc"
+}
