@@ -41,14 +41,18 @@ print(" ".join(sorted(x["name"] for x in cur[0]["shims"])) if cur else "")')
 }
 
 for round in $(seq 1 20); do
+    pids=()
     for side in alpha beta; do
         (
             sleep "0.$((RANDOM % 300))"
-            "$SHIMKEEPER" -c "$T/$side/shimkeeper.toml" -o json apply >"$T/$side.json" 2>"$T/$side.err"
-            echo $? >"$T/$side.rc"
+            rc=0
+            "$SHIMKEEPER" -c "$T/$side/shimkeeper.toml" -o json apply >"$T/$side.json" \
+                2>"$T/$side.err" || rc=$?
+            echo "$rc" >"$T/$side.rc"
         ) &
+        pids+=($!)
     done
-    wait
+    wait "${pids[@]}" # only these two: the harness's daemons are children of this shell too
     last="" last_generation=0
     for side in alpha beta; do
         [[ "$(cat "$T/$side.rc")" == 0 ]] ||

@@ -1,5 +1,7 @@
 #include "shimkeeper/containerd/managed_block.hpp"
 
+#include "shimkeeper/spec/grammar.hpp"
+
 #include "shimkeeper/containerd/toml_tree.hpp"
 
 namespace shimkeeper::containerd {
@@ -70,7 +72,10 @@ std::optional<AdoptedLine> parse_adopted(std::string_view line) {
         return std::nullopt;
     }
     const auto end = line.find("# ", k_adopted_mark.size());
-    if (end == std::string_view::npos) {
+    // shimkeeper only ever writes a valid shim name there: anything else is not its marker (a
+    // forged or mangled one), and is kept as the user's own comment rather than "restored".
+    if (end == std::string_view::npos ||
+        !spec::is_valid_name(line.substr(k_adopted_mark.size(), end - k_adopted_mark.size()))) {
         return std::nullopt;
     }
     return AdoptedLine{line.substr(k_adopted_mark.size(), end - k_adopted_mark.size()),
