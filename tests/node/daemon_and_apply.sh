@@ -24,7 +24,8 @@ s = json.load(open(sys.argv[1]))
 r = s.get("result") or {}
 print(r.get("generation", 0) if r.get("result") == "committed" else -1)' "$status_file" 2>/dev/null
 }
-node_wait_for 60 test "$(daemon_generation)" == 1 || fail "the daemon did not converge: $(cat "$T/daemon.log")"
+daemon_at() { [[ "$(daemon_generation)" == "$1" ]]; }
+node_wait_for 60 daemon_at 1 || fail "the daemon did not converge: $(cat "$T/daemon.log")"
 
 # Idle daemon: apply takes the lock at once.
 expect_exit 0 ski --no-wait apply
@@ -33,7 +34,7 @@ expect_output_contains "Nothing to do"
 node_count_starts
 node_shim_declare second v1
 expect_exit 0 ski apply
-node_wait_for 60 test "$(daemon_generation)" == 2 ||
+node_wait_for 60 daemon_at 2 ||
     fail "the daemon did not settle on generation 2: $(cat "$status_file")"
 [[ "$(node_starts)" == 1 ]] || fail "one change made $(node_starts) containerd restarts"
 for name in demo second; do
