@@ -97,8 +97,10 @@ node_files_fingerprint() {
         sum=-
         [[ $type == f ]] && sum=$(sha256_of "$path")
         printf '%s %s %s %s %s\n' "$path" "$type" "$size" "$mtime" "$sum"
-    done < <(find "$(dirname "$NODE_CONFIG")" "$NODE_STORE_DIR" -printf '%p\t%y\t%s\t%T@\0' |
-        LC_ALL=C sort -z)
+    # state/lock is left out: every run that may change the node takes the node lock and writes
+    # its pid there while it holds it (empty again afterwards), a no-op apply included.
+    done < <(find "$(dirname "$NODE_CONFIG")" "$NODE_STORE_DIR" -path "$NODE_STORE_DIR/state/lock" \
+        -prune -o -printf '%p\t%y\t%s\t%T@\0' | LC_ALL=C sort -z)
 }
 
 # node_config_parses: containerd itself loads the config file (the fatal class of errors).
