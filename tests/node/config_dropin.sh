@@ -8,7 +8,7 @@
 #      removing the shim deletes the drop-in and the root config is still byte-identical.
 #   2. root config without imports: the same shim lands in a managed block of the root config and
 #      no drop-in appears.
-# containerd-lines: 2
+# containerd-lines: 2.2 2
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

@@ -46,7 +46,7 @@ case $NODE_CONTAINERD_LINE in
         fail "no runtime_path = \"$link\" written under $NODE_CONFIG_DIR"
     ;;
 esac
-if [[ $NODE_CONTAINERD_LINE == 2 ]]; then
+if [[ $NODE_CONTAINERD_LINE == 2* ]]; then
     # 2.x's CRI Status lists handlers in runtime_handlers too; shimkeeper's health check reads it.
     node_cri_client runtime-handlers | grep -qx demo ||
         fail "CRI Status runtime_handlers lacks demo: $(node_cri_client runtime-handlers | tr '\n' ' ')"

@@ -11,7 +11,7 @@
 # node_pause_image, node_busybox_rootfs DIR, node_cri_client ARGS..., node_wait_for SECONDS CMD...
 #
 # The containerd line is SHIMKEEPER_CONTAINERD_LINE: 1.6 (default: Debian's /usr/bin/containerd),
-# or the suffix of a tests/peers/containerd-<line> folder (1.7, 2): containerd, ctr and
+# or the suffix of a tests/peers/containerd-<line> folder (1.7, 2.2, 2): containerd, ctr and
 # containerd-shim-runc-v2 built by scripts/build-peers (skipped when that build is not cached).
 # Each line runs with its own `containerd config default`, root, state and socket; `containerd`,
 # `ctr` and `containerd-shim-runc-v2` on PATH (ours and the unit's) are that line's.
@@ -20,7 +20,7 @@
 # after the node is down.
 #
 # Exports after node_up:
-#   NODE_CONTAINERD_LINE   1.6, 1.7 or 2 (set by node_reexec_in_namespace, as are the next four)
+#   NODE_CONTAINERD_LINE   1.6, 1.7, 2.2 or 2 (set by node_reexec_in_namespace, as are the next 4)
 #   NODE_CONTAINERD_BIN    the folder holding that line's containerd, ctr, containerd-shim-runc-v2
 #   NODE_CONTAINERD        that line's containerd binary; NODE_SHIM_RUNC its runc shim
 #   NODE_CONTAINERD_VERSION  e.g. 2.4.2, from `containerd --version`
