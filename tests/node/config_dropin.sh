@@ -43,7 +43,8 @@ cri_lists_demo() {
     [[ "$(node_handler_binary demo)" == "$link" ]] ||
         fail "$1: CRI reports handler demo -> '$(node_handler_binary demo)', expected $link"
     node_cri_client runtime-handlers | grep -qx demo ||
-        fail "$1: CRI Status runtime_handlers lacks demo: $(node_cri_client runtime-handlers | tr '\n' ' ')"
+        fail "$1: CRI Status runtime_handlers lacks demo:" \
+            "$(node_cri_client runtime-handlers | tr '\n' ' ')"
 }
 
 # --- 1. The root config imports conf.d: a drop-in, the root untouched.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scenario 1: apply installs a shim served over HTTP. CRI lists the handler pointing at the
-# installed binary (by runtime_type or runtime_path, as the containerd line needs); ctr runs a busybox container through it; a CRI pod sandbox on the handler
-# (as the kubelet makes one) runs under the installed shim binary.
+# installed binary (by runtime_type or runtime_path, as the containerd line needs); ctr runs a
+# busybox container through it; a CRI pod sandbox on the handler (as the kubelet makes one) runs
+# under the installed shim binary.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
@@ -49,7 +50,8 @@ esac
 if [[ $NODE_CONTAINERD_LINE == 2* ]]; then
     # 2.x's CRI Status lists handlers in runtime_handlers too; shimkeeper's health check reads it.
     node_cri_client runtime-handlers | grep -qx demo ||
-        fail "CRI Status runtime_handlers lacks demo: $(node_cri_client runtime-handlers | tr '\n' ' ')"
+        fail "CRI Status runtime_handlers lacks demo:" \
+            "$(node_cri_client runtime-handlers | tr '\n' ' ')"
 fi
 
 # ctr resolves --runtime itself: give it the installed binary's absolute path.

@@ -69,18 +69,20 @@ node_select_line() {
     if [[ $NODE_CONTAINERD_LINE == 1.6 ]]; then
         NODE_CONTAINERD_BIN=/usr/bin
     else
-        [[ -d $_node_support/../peers/containerd-$NODE_CONTAINERD_LINE ]] ||
-            node_skip "SHIMKEEPER_CONTAINERD_LINE=$NODE_CONTAINERD_LINE: no tests/peers/containerd-$NODE_CONTAINERD_LINE"
-        NODE_CONTAINERD_BIN=$("$_node_support/../../scripts/build-peers" --dir "$NODE_CONTAINERD_LINE")
+        local line=$NODE_CONTAINERD_LINE
+        [[ -d $_node_support/../peers/containerd-$line ]] ||
+            node_skip "SHIMKEEPER_CONTAINERD_LINE=$line: no tests/peers/containerd-$line"
+        NODE_CONTAINERD_BIN=$("$_node_support/../../scripts/build-peers" --dir "$line")
         [[ -x $NODE_CONTAINERD_BIN/containerd ]] ||
-            node_skip "containerd $NODE_CONTAINERD_LINE is not built: run scripts/build-peers $NODE_CONTAINERD_LINE"
+            node_skip "containerd $line is not built: run scripts/build-peers $line"
         # Found before Debian's in /usr/bin, by us and by the unit (see node_write_containerd_unit).
         export PATH=$NODE_CONTAINERD_BIN:$PATH
     fi
     export NODE_CONTAINERD_BIN NODE_CONTAINERD=$NODE_CONTAINERD_BIN/containerd
     export NODE_SHIM_RUNC=$NODE_CONTAINERD_BIN/containerd-shim-runc-v2
     [[ -x $NODE_CONTAINERD ]] || node_skip "$NODE_CONTAINERD is not installed"
-    NODE_CONTAINERD_VERSION=$("$NODE_CONTAINERD" --version | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)
+    NODE_CONTAINERD_VERSION=$("$NODE_CONTAINERD" --version | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' |
+        head -n 1)
     export NODE_CONTAINERD_VERSION
 }
 
@@ -162,7 +164,8 @@ node_up() {
         return 1
     }
     node_wait_active 20 || return 1
-    node_log "up: $NODE_DIR (containerd $NODE_CONTAINERD_VERSION, line $NODE_CONTAINERD_LINE, pid $(node_unit_prop MainPID))"
+    node_log "up: $NODE_DIR (containerd $NODE_CONTAINERD_VERSION, line $NODE_CONTAINERD_LINE," \
+        "pid $(node_unit_prop MainPID))"
 }
 
 node_manager_ready_or_dead() {

@@ -18,7 +18,8 @@ node_shim_serve() {
     sk_start_server "$T/artifacts"
 }
 
-# node_shim_artifact NAME VARIANT: a tar.gz of the line's containerd-shim-runc-v2 renamed to NAME's binary.
+# node_shim_artifact NAME VARIANT: a tar.gz of the line's containerd-shim-runc-v2 renamed to NAME's
+# binary.
 # Different VARIANTs give different digests (an extra file), the same working shim.
 node_shim_artifact() {
     local name=$1 variant=$2 staging
