@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Issue 11: two `shimkeeper apply` started together on one node with different desired states
+# containerd-lines: 1.6
 # (one declares shim alpha, the other shim beta; cloud-init and an Ansible role firing at once),
 # 20 rounds with random start offsets. The node lock serialises them, so every round ends
 # consistent: containerd's config, the current generation in state.json and CRI's handlers name

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Issue 11: the daemon running while someone runs `shimkeeper apply` by hand on the same change
+# containerd-lines: 1.6
 # (a new drop-in written, then apply at once, while the daemon's inotify fires too). The node
 # lock lets one of them make the change and the other find nothing to do: one containerd
 # restart in all, and the node consistent (config, state.json and CRI agree). The daemon holds

@@ -47,7 +47,7 @@ artifacts=$NODE_DIR/artifacts
 mkdir -p "$artifacts"
 staging=$NODE_DIR/staging
 mkdir -p "$staging"
-install -m 0755 /usr/bin/containerd-shim-runc-v2 "$staging/containerd-shim-watched-v2"
+install -m 0755 "$NODE_SHIM_RUNC" "$staging/containerd-shim-watched-v2"
 tar -C "$staging" -czf "$artifacts/watched.tar.gz" containerd-shim-watched-v2
 digest=$(sha256sum "$artifacts/watched.tar.gz" | cut -d' ' -f1)
 # The server runs as a unit of the same manager, so node_down stops it with everything else.

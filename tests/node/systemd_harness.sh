@@ -28,7 +28,7 @@ rootfs=$NODE_DIR/rootfs
 node_busybox_rootfs "$rootfs"
 run_busybox() {
     local id=$1
-    ctr -a "$NODE_SOCKET" run --rm --runtime /usr/bin/containerd-shim-runc-v2 \
+    ctr -a "$NODE_SOCKET" run --rm --runtime "$NODE_SHIM_RUNC" \
         --cgroup "$NODE_CGROUP_PARENT/$id" --rootfs "$rootfs" "$id" /bin/echo "hello from $id"
 }
 out=$(run_busybox first)
@@ -48,7 +48,9 @@ check "containers still run after the restart (got: $out)" test "$out" = "hello 
 image=$(node_pause_image)
 images=$(ctr -a "$NODE_SOCKET" -n k8s.io images ls -q)
 check "the pause image $image is imported into k8s.io" grep -qx "$image" <<<"$images"
-check "containerd's sandbox_image names it" grep -q "sandbox_image = \"$image\"" "$NODE_CONFIG"
+# 1.x: sandbox_image = "..."; 2.x: pinned_images' sandbox = '...'.
+check "containerd's sandbox image names it" \
+    grep -qE "^ *(sandbox_image|sandbox) = [\"']$image[\"']" "$NODE_CONFIG"
 check "the agent config uses the user bus" grep -qx 'bus = "user"' "$NODE_AGENT_CONFIG"
 
 # A pod the way the kubelet makes one: CRI RunPodSandbox on the default runc handler, host
@@ -73,7 +75,7 @@ node_wait_for 10 find_pause || {
 find_pause
 shim_exe=$(readlink "/proc/$(ps -o ppid= -p "$pause_pid" | tr -d ' ')/exe")
 check "the sandbox's pause process runs under containerd-shim-runc-v2 (got $shim_exe)" \
-    test "$shim_exe" = /usr/bin/containerd-shim-runc-v2
+    test "$shim_exe" = "$NODE_SHIM_RUNC"
 pods=$(node_cri_client list-pods)
 check "CRI lists the sandbox as ready on handler runc" \
     grep -qP "^$pod\tharness-pod\tready\trunc\$" <<<"$pods"

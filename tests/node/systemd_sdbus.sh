@@ -2,6 +2,8 @@
 # shimkeeper's sd-bus edge against a real systemd user manager and a real containerd: runs the
 # GoogleTest binary test_systemd_sdbus inside the node harness (it skips itself elsewhere), then
 # checks from outside that containerd came through the restarts healthy.
+# containerd-lines: 1.6
+# (the sd-bus edge is the same whatever containerd runs behind the unit: one line is enough)
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_harness.sh"
 node_reexec_in_namespace "$@"

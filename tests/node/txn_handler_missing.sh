@@ -17,13 +17,12 @@ node_shim_declare good v1
 expect_exit 0 ski apply
 expect_output_contains "Committed generation 1"
 
-frozen=$NODE_DIR/frozen-config.toml
-cp "$NODE_CONFIG" "$frozen"
+frozen=$(node_freeze_config "$NODE_DIR/frozen-config")
 node_unit_dropin 60-frozen-config "[Service]
 ExecStart=
-ExecStart=/usr/bin/containerd --config $frozen"
+ExecStart=$NODE_CONTAINERD --config $frozen"
 node_count_starts
-config_before=$(sha256_of "$NODE_CONFIG")
+config_before=$(node_config_digest)
 bin_before=$(tree_digest "$NODE_STORE_DIR/bin")
 handlers_before=$(node_cri_handlers | LC_ALL=C sort)
 
@@ -48,7 +47,7 @@ node_wait_healthy || fail "containerd is not healthy after the rollback"
     fail "the shim installed before is $(node_handler_presence good) after the rollback"
 [[ "$(node_handler_presence ghost)" == absent ]] ||
     fail "the ghost shim is $(node_handler_presence ghost) after the rollback"
-[[ "$(sha256_of "$NODE_CONFIG")" == "$config_before" ]] ||
+[[ "$(node_config_digest)" == "$config_before" ]] ||
     fail "the config is not byte-identical to before the failed apply"
 [[ "$(tree_digest "$NODE_STORE_DIR/bin")" == "$bin_before" ]] || fail "bin/ differs from before"
 expect_exit 0 ski status

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scenario 1: apply installs a shim served over HTTP. CRI lists the handler pointing at the
-# installed binary; ctr runs a busybox container through it; a CRI pod sandbox on the handler
-# (as the kubelet makes one) runs under the installed shim binary.
+# installed binary (by runtime_type or runtime_path, as the containerd line needs); ctr runs a
+# busybox container through it; a CRI pod sandbox on the handler (as the kubelet makes one) runs
+# under the installed shim binary.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
@@ -24,6 +25,34 @@ digest=$(node_shim_digest demo v1)
     fail "CRI reports handler demo -> '$(node_handler_binary demo)', expected $link"
 [[ -n "$(node_handler_binary runc)" || "$(node_cri_client status)" == *$'handler\trunc'* ]] ||
     fail "the default runc handler is gone"
+
+# How the runtime names its shim follows the line: containerd 1.6 ignores runtime_path (#8207), so
+# there runtime_type is the absolute path; 1.7 and 2.x get runtime_type io.containerd.demo.v2 plus
+# runtime_path. Both what is written and what CRI reports are checked.
+handler=$(node_cri_client status | awk -F'\t' '$1 == "handler" && $2 == "demo" { print $3 "|" $4 }')
+q="[\"']"
+case $NODE_CONTAINERD_LINE in
+1.6)
+    [[ $handler == "$link|" ]] || fail "CRI reports demo as runtime_type|runtime_path '$handler'"
+    grep -rqE "^ *runtime_type = $q$link$q" "$NODE_CONFIG_DIR" ||
+        fail "no runtime_type = \"$link\" written under $NODE_CONFIG_DIR"
+    ;;
+*)
+    [[ $handler == "io.containerd.demo.v2|$link" ]] ||
+        fail "CRI reports demo as runtime_type|runtime_path '$handler'," \
+            "expected io.containerd.demo.v2|$link"
+    grep -rqE "^ *runtime_type = ${q}io\.containerd\.demo\.v2$q" "$NODE_CONFIG_DIR" ||
+        fail "no runtime_type = \"io.containerd.demo.v2\" written under $NODE_CONFIG_DIR"
+    grep -rqE "^ *runtime_path = $q$link$q" "$NODE_CONFIG_DIR" ||
+        fail "no runtime_path = \"$link\" written under $NODE_CONFIG_DIR"
+    ;;
+esac
+if [[ $NODE_CONTAINERD_LINE == 2* ]]; then
+    # 2.x's CRI Status lists handlers in runtime_handlers too; shimkeeper's health check reads it.
+    node_cri_client runtime-handlers | grep -qx demo ||
+        fail "CRI Status runtime_handlers lacks demo:" \
+            "$(node_cri_client runtime-handlers | tr '\n' ' ')"
+fi
 
 # ctr resolves --runtime itself: give it the installed binary's absolute path.
 rootfs="$T/rootfs"

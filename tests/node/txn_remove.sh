@@ -14,7 +14,7 @@ node_shim_serve
 node_shim_declare keep v1
 expect_exit 0 ski apply
 expect_output_contains "Committed generation 1"
-config_with_keep_only=$(sha256_of "$NODE_CONFIG")
+config_with_keep_only=$(node_config_digest)
 
 node_shim_declare demo v1
 expect_exit 0 ski apply
@@ -34,12 +34,12 @@ expect_output_contains "containerd restarted and healthy"
 [[ "$(node_journal_field restarts)" == 1 ]] ||
     fail "the journal records $(node_journal_field restarts) restarts, expected 1"
 
-! grep -q 'runtimes\.demo\]' "$NODE_CONFIG" || fail "the demo block is still in $NODE_CONFIG"
+! node_config_mentions 'runtimes.demo]' || fail "a demo table is still in $NODE_CONFIG_DIR"
 ! node_config_has_handler demo || fail "containerd still reads a demo handler from its config"
 node_cri_lacks_handler demo || fail "CRI Status still lists handler demo (or does not answer)"
 demo_link=$NODE_STORE_DIR/bin/$(shim_binary_for demo)
 [[ ! -e $demo_link && ! -L $demo_link ]] || fail "$demo_link is still there"
-[[ "$(sha256_of "$NODE_CONFIG")" == "$config_with_keep_only" ]] ||
+[[ "$(node_config_digest)" == "$config_with_keep_only" ]] ||
     fail "the config is not back to what it was before demo was installed"
 
 [[ "$(node_handler_presence keep)" == present ]] ||

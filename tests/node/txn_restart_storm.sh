@@ -19,7 +19,7 @@ expect_output_contains "Committed generation 1"
 
 # containerd refuses to start while its config holds a runtimes.broken table.
 node_unit_dropin 60-refuse-broken "[Service]
-ExecStartPre=/bin/sh -c '! grep -q \"runtimes\\.broken\" $NODE_CONFIG'"
+ExecStartPre=/bin/sh -c '! grep -rq \"runtimes\\.broken\" $NODE_CONFIG_DIR'"
 node_shim_declare broken v1
 
 check_unit_fine() {

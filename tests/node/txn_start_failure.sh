@@ -18,9 +18,9 @@ expect_exit 0 ski apply
 expect_output_contains "Committed generation 1"
 
 node_unit_dropin 60-refuse-broken "[Service]
-ExecStartPre=/bin/sh -c '! grep -q \"runtimes\\.broken\" $NODE_CONFIG'"
+ExecStartPre=/bin/sh -c '! grep -rq \"runtimes\\.broken\" $NODE_CONFIG_DIR'"
 node_count_starts
-config_before=$(sha256_of "$NODE_CONFIG")
+config_before=$(node_config_digest)
 bin_before=$(tree_digest "$NODE_STORE_DIR/bin")
 handlers_before=$(node_cri_handlers | LC_ALL=C sort)
 
@@ -38,7 +38,7 @@ node_wait_healthy || fail "containerd is not healthy after the rollback"
     fail "the shim installed before is $(node_handler_presence good) after the rollback"
 [[ "$(node_handler_presence broken)" == absent ]] ||
     fail "the broken shim is $(node_handler_presence broken) after the rollback"
-[[ "$(sha256_of "$NODE_CONFIG")" == "$config_before" ]] ||
+[[ "$(node_config_digest)" == "$config_before" ]] ||
     fail "the config is not byte-identical to before the failed apply"
 [[ "$(tree_digest "$NODE_STORE_DIR/bin")" == "$bin_before" ]] || fail "bin/ differs from before"
 

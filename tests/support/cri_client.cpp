@@ -4,6 +4,7 @@
 //
 //   cri-client --socket S version
 //   cri-client --socket S status [--config]
+//   cri-client --socket S runtime-handlers    (CRI Status's own runtime_handlers list, 2.0+)
 //   cri-client --socket S wait-healthy [--timeout MS] [--handler NAME=PATH]... [--keep NAME]...
 //   cri-client --socket S run-pod NAME HANDLER CGROUP_PARENT     (prints the sandbox id)
 //   cri-client --socket S stop-pod ID | remove-pod ID | list-pods
@@ -25,9 +26,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds k_call_timeout{30'000};
 
 int usage() {
-    std::cerr << "usage: cri-client --socket PATH version|status [--config]|wait-healthy "
-                 "[--timeout MS] [--handler NAME=PATH]... [--keep NAME]...|run-pod NAME HANDLER "
-                 "CGROUP_PARENT|stop-pod ID|remove-pod ID|list-pods\n";
+    std::cerr << "usage: cri-client --socket PATH version|status [--config]|runtime-handlers|"
+                 "wait-healthy [--timeout MS] [--handler NAME=PATH]... [--keep NAME]...|"
+                 "run-pod NAME HANDLER CGROUP_PARENT|stop-pod ID|remove-pod ID|list-pods\n";
     return 2;
 }
 
@@ -68,6 +69,23 @@ int status(health::ContainerdClient& client, bool print_config) {
     for (const auto& handler : status->handlers) {
         std::cout << "handler\t" << handler.name << "\t" << handler.runtime_type << "\t"
                   << handler.runtime_path << "\n";
+    }
+    return 0;
+}
+
+// The names in StatusResponse.runtime_handlers exactly as containerd sends them (filled from 2.0;
+// empty before), one per line; the default handler has an empty name and prints as "(default)".
+// `status` merges them into the config's handlers, so it cannot show which list named a handler.
+int runtime_handlers(health::GrpcUnixClient& rpc) {
+    runtime::v1::StatusRequest request;
+    request.set_verbose(true);
+    const auto response =
+        cri_call<runtime::v1::StatusResponse>(rpc, "Status", request, health::Idempotent::yes);
+    if (!response) {
+        return report(response.error());
+    }
+    for (const auto& handler : response->runtime_handlers()) {
+        std::cout << (handler.name().empty() ? "(default)" : handler.name()) << "\n";
     }
     return 0;
 }
@@ -162,6 +180,9 @@ int main(int argc, char** argv) try {
     }
     if (command == "status" && (rest.empty() || rest == std::vector<std::string>{"--config"})) {
         return status(*client, !rest.empty());
+    }
+    if (command == "runtime-handlers" && rest.empty()) {
+        return runtime_handlers(rpc);
     }
     if (command == "wait-healthy") {
         return wait_healthy(*client, rest);

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# A real node on a development machine: a private systemd user manager driving Debian's real
-# containerd, for tests/node/*.sh and scripts/demo. Recipe: shared/DESIGN.md, "A real node on a
-# development machine". Source this file, then:
+# A real node on a development machine: a private systemd user manager driving a real containerd,
+# for tests/node/*.sh and scripts/demo. Recipe: shared/DESIGN.md, "A real node on a development
+# machine". Source this file, then:
 #
 #   node_reexec_in_namespace "$@"   # root only (else exit 77); re-execs into a private mount ns
 #   node_up "$dir"                  # dbus-daemon + systemd --user + containerd.service; registers
@@ -10,14 +10,25 @@
 # Helpers: node_unit_prop NAME, node_wait_active [SECONDS], node_unit_dropin NAME [TEXT],
 # node_pause_image, node_busybox_rootfs DIR, node_cri_client ARGS..., node_wait_for SECONDS CMD...
 #
+# The containerd line is SHIMKEEPER_CONTAINERD_LINE: 1.6 (default: Debian's /usr/bin/containerd),
+# or the suffix of a tests/peers/containerd-<line> folder (1.7, 2.2, 2): containerd, ctr and
+# containerd-shim-runc-v2 built by scripts/build-peers (skipped when that build is not cached).
+# Each line runs with its own `containerd config default`, root, state and socket; `containerd`,
+# `ctr` and `containerd-shim-runc-v2` on PATH (ours and the unit's) are that line's.
+#
 # With common.sh: call sk_init first, then `node_up "$T/node"`; node_down runs sk_init's cleanup
 # after the node is down.
 #
 # Exports after node_up:
+#   NODE_CONTAINERD_LINE   1.6, 1.7, 2.2 or 2 (set by node_reexec_in_namespace, as are the next 4)
+#   NODE_CONTAINERD_BIN    the folder holding that line's containerd, ctr, containerd-shim-runc-v2
+#   NODE_CONTAINERD        that line's containerd binary; NODE_SHIM_RUNC its runc shim
+#   NODE_CONTAINERD_VERSION  e.g. 2.4.2, from `containerd --version`
 #   NODE_DIR            the instance folder
 #   NODE_SOCKET         containerd's gRPC socket (a real host path)
 #   NODE_UNIT           containerd.service (a unit of the private user manager)
 #   NODE_CONFIG         containerd's config.toml (a real host path)
+#   NODE_CONFIG_DIR     its folder, with conf.d/ (which 2.x's default config imports)
 #   NODE_AGENT_CONFIG   shimkeeper's agent config for this node: run `shimkeeper -c "$NODE_AGENT_CONFIG"`
 #   NODE_STORE_DIR      shimkeeper's store folder, NODE_SHIMS_D the shims.d drop-in folder
 #   NODE_CGROUP_PARENT  cgroup parent for ctr/CRI sandboxes; removed by node_down
@@ -52,10 +63,34 @@ node_wait_for() {
     done
 }
 
+# node_select_line: points NODE_CONTAINERD* and PATH at the line SHIMKEEPER_CONTAINERD_LINE names.
+node_select_line() {
+    export NODE_CONTAINERD_LINE=${SHIMKEEPER_CONTAINERD_LINE:-1.6}
+    if [[ $NODE_CONTAINERD_LINE == 1.6 ]]; then
+        NODE_CONTAINERD_BIN=/usr/bin
+    else
+        local line=$NODE_CONTAINERD_LINE
+        [[ -d $_node_support/../peers/containerd-$line ]] ||
+            node_skip "SHIMKEEPER_CONTAINERD_LINE=$line: no tests/peers/containerd-$line"
+        NODE_CONTAINERD_BIN=$("$_node_support/../../scripts/build-peers" --dir "$line")
+        [[ -x $NODE_CONTAINERD_BIN/containerd ]] ||
+            node_skip "containerd $line is not built: run scripts/build-peers $line"
+        # Found before Debian's in /usr/bin, by us and by the unit (see node_write_containerd_unit).
+        export PATH=$NODE_CONTAINERD_BIN:$PATH
+    fi
+    export NODE_CONTAINERD_BIN NODE_CONTAINERD=$NODE_CONTAINERD_BIN/containerd
+    export NODE_SHIM_RUNC=$NODE_CONTAINERD_BIN/containerd-shim-runc-v2
+    [[ -x $NODE_CONTAINERD ]] || node_skip "$NODE_CONTAINERD is not installed"
+    NODE_CONTAINERD_VERSION=$("$NODE_CONTAINERD" --version | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' |
+        head -n 1)
+    export NODE_CONTAINERD_VERSION
+}
+
 node_reexec_in_namespace() {
     if ((EUID != 0)); then
         node_skip "real-node tests need root (a private mount namespace, systemd, containerd)"
     fi
+    node_select_line
     local tool
     for tool in unshare dbus-daemon /lib/systemd/systemd systemctl containerd ctr \
         containerd-shim-runc-v2 runc; do
@@ -85,6 +120,7 @@ node_up() {
     export NODE_UNIT=containerd.service
     export NODE_SOCKET=$dir/containerd/containerd.sock
     export NODE_CONFIG=$dir/etc/containerd/config.toml
+    export NODE_CONFIG_DIR=$dir/etc/containerd
     export NODE_AGENT_CONFIG=$dir/etc/shimkeeper/shimkeeper.toml
     export NODE_STORE_DIR=$dir/var/lib/shimkeeper
     export NODE_SHIMS_D=$dir/etc/shimkeeper/shims.d
@@ -128,7 +164,8 @@ node_up() {
         return 1
     }
     node_wait_active 20 || return 1
-    node_log "up: $NODE_DIR (containerd pid $(node_unit_prop MainPID))"
+    node_log "up: $NODE_DIR (containerd $NODE_CONTAINERD_VERSION, line $NODE_CONTAINERD_LINE," \
+        "pid $(node_unit_prop MainPID))"
 }
 
 node_manager_ready_or_dead() {

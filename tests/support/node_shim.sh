@@ -18,12 +18,13 @@ node_shim_serve() {
     sk_start_server "$T/artifacts"
 }
 
-# node_shim_artifact NAME VARIANT: a tar.gz of containerd-shim-runc-v2 renamed to NAME's binary.
+# node_shim_artifact NAME VARIANT: a tar.gz of the line's containerd-shim-runc-v2 renamed to NAME's
+# binary.
 # Different VARIANTs give different digests (an extra file), the same working shim.
 node_shim_artifact() {
     local name=$1 variant=$2 staging
     staging=$(mktemp -d "$T/artifact.XXXXXX")
-    install -m 0755 /usr/bin/containerd-shim-runc-v2 "$staging/$(shim_binary_for "$name")"
+    install -m 0755 "$NODE_SHIM_RUNC" "$staging/$(shim_binary_for "$name")"
     echo "$name $variant" >"$staging/VERSION"
     tar -C "$staging" -czf "$T/artifacts/$name-$variant.tar.gz" .
     rm -rf "$staging"
@@ -103,9 +104,31 @@ node_files_fingerprint() {
         -prune -o -printf '%p\t%y\t%s\t%T@\0' | LC_ALL=C sort -z)
 }
 
+# node_config_digest: the content of containerd's config folder (the root config and the conf.d/
+# drop-ins a 2.x config imports): equal before and after = not a config byte changed.
+node_config_digest() {
+    tree_digest "$NODE_CONFIG_DIR"
+}
+
+# node_config_mentions TEXT: some file of containerd's config folder holds TEXT (a fixed string).
+node_config_mentions() {
+    grep -rqF -- "$1" "$NODE_CONFIG_DIR"
+}
+
+# node_freeze_config DIR: copies containerd's config folder to DIR, pointing the copy's imports at
+# the copy, and prints the copy's root config: containerd started on it keeps today's handlers
+# whatever shimkeeper writes later (in place or as a drop-in).
+node_freeze_config() {
+    local dir=$1
+    rm -rf "$dir"
+    cp -a "$NODE_CONFIG_DIR" "$dir"
+    sed -i "s#$NODE_CONFIG_DIR/#$dir/#g" "$dir/config.toml"
+    echo "$dir/config.toml"
+}
+
 # node_config_parses: containerd itself loads the config file (the fatal class of errors).
 node_config_parses() {
-    containerd --config "$NODE_CONFIG" config dump >/dev/null
+    "$NODE_CONTAINERD" --config "$NODE_CONFIG" config dump >/dev/null
 }
 
 # node_config_has_handler HANDLER: the config file holds a runtimes.HANDLER table.
@@ -113,11 +136,14 @@ node_config_has_handler() {
     node_config_dump_handlers | grep -qxF -- "$1"
 }
 
-# node_config_dump_handlers: the runtime handlers containerd reads from the config, one per line.
+# node_config_dump_handlers: the runtime handlers containerd reads from the config (its imports
+# merged in), one per line. The CRI table is io.containerd.grpc.v1.cri in config version 2 and
+# io.containerd.cri.v1.runtime from version 3; 2.x's dump quotes keys with ' instead of ".
 node_config_dump_handlers() {
-    local table='plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes'
-    containerd --config "$NODE_CONFIG" config dump |
-        sed -n "s/^ *\\[$table\\.\\([^].]*\\)\\]\$/\\1/p" | sed 's/^"\(.*\)"$/\1/'
+    local q="[\"']" table
+    table="plugins\\.${q}io\\.containerd\\.(grpc\\.v1\\.cri|cri\\.v1\\.runtime)${q}\\.containerd\\.runtimes"
+    "$NODE_CONTAINERD" --config "$NODE_CONFIG" config dump |
+        sed -nE "s/^ *\\[$table\\.([^].]*)\\]\$/\\2/p" | sed -E "s/^$q(.*)$q\$/\\1/"
 }
 
 # node_handler_presence NAME [HANDLER]: "present" when the bin link, the config block and CRI

@@ -1,0 +1,12 @@
+//go:build tools
+
+// Pins containerd 2.2's commands for the real-node tests: the newest line whose default config is
+// version 3 (containerd-2 pins the newest 2.x, whose default is version 4). scripts/build-peers
+// builds them from this module. Never compiled into anything (the tools build tag is never set).
+package peers
+
+import (
+	_ "github.com/containerd/containerd/v2/cmd/containerd"
+	_ "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2"
+	_ "github.com/containerd/containerd/v2/cmd/ctr"
+)
