@@ -15,6 +15,7 @@ expect_exit 0 sk plan
 expect_output_contains "install demo (handler demo)"
 expect_output_contains "[download needed]"
 expect_output_contains "Plan: 1 to install, 0 to upgrade, 0 to remove, 0 unchanged."
+expect_output_contains "config version 2, edits in place /etc/containerd/config.toml"
 [[ "$(tree_digest "$ROOT")" == "$before" ]] || fail "plan changed the node root"
 [[ "$(sk_requests)" == 0 ]] || fail "plan made HTTP requests"
 

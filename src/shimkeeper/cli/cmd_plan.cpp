@@ -39,7 +39,8 @@ nlohmann::json plan_to_json(const reconcile::NodePlan& node_plan,
                          {"from", link.before ? nlohmann::json(*link.before) : nullptr},
                          {"to", link.after ? nlohmann::json(*link.after) : nullptr}});
     }
-    return {{"actions", actions},
+    return {{"containerd", containerd::detection_json(detection)},
+            {"actions", actions},
             {"links", links},
             {"config_changes", config_json["files"]},
             {"restart_needed", config_json["restart_needed"]},
@@ -47,8 +48,15 @@ nlohmann::json plan_to_json(const reconcile::NodePlan& node_plan,
             {"converged", node_plan.converged()}};
 }
 
-void print_plan_text(const reconcile::NodePlan& node_plan) {
+void print_plan_text(const reconcile::NodePlan& node_plan, const containerd::Detection& detection) {
     const reconcile::Plan& plan = node_plan.shims;
+    std::cout << "containerd "
+              << (detection.binary_version ? detection.binary_version->to_string()
+                                           : std::string("(version unknown)"))
+              << ", config version " << detection.config_version << ", "
+              << (detection.mode == containerd::Detection::Mode::drop_in ? "drop-in "
+                                                                         : "edits in place ")
+              << detection.target_path.string() << "\n";
     for (const auto& a : plan.actions) {
         std::cout << reconcile::to_string(a.kind) << " " << a.name << " (handler " << a.handler
                   << ")";
@@ -119,7 +127,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
                     std::cout << "An interrupted transaction will be recovered first; the plan "
                                  "below is read from the node as the crash left it.\n";
                 }
-                print_plan_text(plan);
+                print_plan_text(plan, detection);
             }
             return 0;
         });
