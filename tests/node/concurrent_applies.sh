@@ -7,12 +7,7 @@
 # success has its change on the node when it returns; each makes at most one restart.
 # The node lock does not depend on the containerd line: one line is enough.
 # containerd-lines: 1.6
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 # Two restarts a round for 20 rounds are this test's normal course, not a restart storm.
 node_unit_dropin 40-no-start-limit "[Unit]

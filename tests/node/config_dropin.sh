@@ -9,12 +9,7 @@
 #   2. root config without imports: the same shim lands in a managed block of the root config and
 #      no drop-in appears.
 # containerd-lines: 2.2 2
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve
 node_pause_image >/dev/null

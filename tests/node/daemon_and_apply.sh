@@ -6,12 +6,7 @@
 # the lock only while it reconciles: an apply against an idle daemon never waits.
 # The node lock does not depend on the containerd line: one line is enough.
 # containerd-lines: 1.6
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve
 node_shim_declare demo v1

@@ -8,12 +8,7 @@
 # To look at the node right after recovery and before the next transaction changes it, the
 # recovering apply is given one more shim whose artifact does not exist: apply recovers the
 # interrupted transaction first, then refuses the new one while staging, before touching the node.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 
 # SHIMKEEPER_FAULT only exists in builds configured with -DSHIMKEEPER_FAULT_INJECTION=ON; such a
 # build lists its fault points, in the order a transaction reaches them.

@@ -3,12 +3,7 @@
 # installed binary (by runtime_type or runtime_path, as the containerd line needs); ctr runs a
 # busybox container through it; a CRI pod sandbox on the handler (as the kubelet makes one) runs
 # under the installed shim binary.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve
 node_shim_declare demo v1

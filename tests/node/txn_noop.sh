@@ -2,12 +2,7 @@
 # Scenario 2: applying a state the node already has is a no-op an operator can verify: containerd
 # was not restarted (same InvocationID and ActiveEnterTimestamp, no new start), not a byte of the
 # containerd config, the store or the journal was written, and apply says there was nothing to do.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve
 node_shim_declare demo v1

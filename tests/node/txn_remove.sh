@@ -2,12 +2,7 @@
 # Scenario 4: removing a shim by deleting its drop-in. What an operator checks: its block is gone
 # from containerd's config, CRI Status no longer lists the handler (and RunPodSandbox refuses it),
 # the other shim and runc are untouched, containerd restarted exactly once, the bin/ link is gone.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve
 

@@ -5,12 +5,7 @@
 # not start-limit-hit, and the shim installed before still works. Run twice: with the upstream
 # unit's limit (16 starts in 60 s), and with a tight one (5 in 10 s) that three applies would trip
 # if the restart guard did not space them; a control shows that the tight limit is real.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve
 node_shim_declare good v1

@@ -3,12 +3,7 @@
 # exactly once (one start of the unit, a new InvocationID, one restart in the journal), the bin/
 # link and CRI's handler now lead to the new artifact, a new pod sandbox runs under the new binary,
 # and a sandbox started before the upgrade keeps running under the old one (its inode stays).
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
-node_reexec_in_namespace "$@"
-sk_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve
 node_shim_declare demo v1

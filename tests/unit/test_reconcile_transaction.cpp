@@ -77,6 +77,24 @@ protected:
     }
 
     fs::path config_file() const { return m_dir / "root/etc/containerd/config.toml"; }
+
+    // What a process killed right after writing the config leaves behind: an in-progress journal
+    // entry "interrupted" with its backup, and a config holding a half-done change.
+    void interrupt_after_config_write() {
+        Journal journal(m_store.state_dir());
+        JournalEntry entry;
+        entry.id = "interrupted";
+        entry.kind = "apply";
+        entry.to_generation = 1;
+        const fs::path backups = journal.backup_dir(entry.id);
+        containerd::FileChange change{"/etc/containerd/config.toml", std::string(k_config), "",
+                                      false};
+        ASSERT_TRUE(containerd::keep_previous(change, backups));
+        entry.files.push_back({"/etc/containerd/config.toml", true, backups.string(), ""});
+        entry.steps = {"fetch", "preflight", "store", "links", "config"};
+        ASSERT_TRUE(journal.save(entry));
+        ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));
+    }
     fs::path link() const { return m_dir / "root/var/lib/shimkeeper/bin/containerd-shim-demo-v2"; }
     std::string config() const { return util::read_file(config_file()).value(); }
 
@@ -244,19 +262,8 @@ TEST_F(TransactionTest, OnlyTheNewestConfigBackupsAreKept) {
 }
 
 TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction) {
-    // What a process killed right after writing the config leaves behind.
+    interrupt_after_config_write();
     Journal journal(m_store.state_dir());
-    JournalEntry entry;
-    entry.id = "interrupted";
-    entry.kind = "apply";
-    entry.to_generation = 1;
-    const fs::path backups = journal.backup_dir(entry.id);
-    containerd::FileChange change{"/etc/containerd/config.toml", std::string(k_config), "", false};
-    ASSERT_TRUE(containerd::keep_previous(change, backups));
-    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string(), ""});
-    entry.steps = {"fetch", "preflight", "store", "links", "config"};
-    ASSERT_TRUE(journal.save(entry));
-    ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));
 
     auto recovery = recover(node(), Restart::yes);
     ASSERT_TRUE(recovery) << recovery.error().message();
@@ -270,18 +277,8 @@ TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction
 // An entry left in progress is never overwritten by the next transaction: that one recovers it
 // first (the daemon used to recover only once at start).
 TEST_F(TransactionTest, NextTransactionRecoversAnInterruptedEntryFirst) {
+    interrupt_after_config_write();
     Journal journal(m_store.state_dir());
-    JournalEntry entry;
-    entry.id = "interrupted";
-    entry.kind = "apply";
-    entry.to_generation = 1;
-    const fs::path backups = journal.backup_dir(entry.id);
-    containerd::FileChange change{"/etc/containerd/config.toml", std::string(k_config), "", false};
-    ASSERT_TRUE(containerd::keep_previous(change, backups));
-    entry.files.push_back({"/etc/containerd/config.toml", true, backups.string(), ""});
-    entry.steps = {"fetch", "preflight", "store", "links", "config"};
-    ASSERT_TRUE(journal.save(entry));
-    ASSERT_TRUE(util::write_file_atomic(config_file(), std::string(k_config) + "# half\n"));
 
     auto outcome = apply({shim("v1")});
     ASSERT_TRUE(outcome) << outcome.error().message();
