@@ -136,3 +136,27 @@ TEST_F(DaemonFixture, WritesTheStatusFileWhereItsDirectoryDidNotExist) {
     EXPECT_EQ(status_json()["daemon"]["pid"], m_pid);
     EXPECT_EQ(stop(), 0);
 }
+
+// A change source beside inotify (what a Kubernetes watch will be): readable fd -> callback;
+// "changed" schedules a reconcile, "not changed" does not. The source outlives every reconcile.
+TEST_F(DaemonFixture, AChangeSourceBesideInotifyTriggersAReconcileOnlyWhenItSaysChanged) {
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    const int read_end = pipe_fds[0];
+    m_config.change_sources.push_back({read_end, "test source", [read_end] {
+                                           char byte = 0;
+                                           return ::read(read_end, &byte, 1) == 1 && byte == 'c';
+                                       }});
+    start(logging_recover(), logging_reconcile());
+    ASSERT_TRUE(wait_notify("READY=1"));
+    ASSERT_EQ(::write(pipe_fds[1], "n", 1), 1); // readable, but "nothing changed"
+    ASSERT_EQ(::write(pipe_fds[1], "c", 1), 1);
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 2; }, 5s));
+    EXPECT_EQ(status_json()["daemon"]["last_trigger"], "change");
+    ASSERT_EQ(::write(pipe_fds[1], "c", 1), 1); // the same source, again
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 3; }, 5s));
+    EXPECT_EQ(stop(), 0);
+    EXPECT_EQ(count_calls("reconcile"), 3);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+}
