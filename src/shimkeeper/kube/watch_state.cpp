@@ -38,6 +38,7 @@ std::string WatchState::next_query() {
     auto min = m_settings.min_timeout.count();
     auto timeout = min + static_cast<long long>(std::uniform_int_distribution<long long>(
                              0, std::max<long long>(min - 1, 0))(m_rng));
+    ++m_watches;
     query.emplace_back("watch", "true");
     query.emplace_back("allowWatchBookmarks", "true");
     query.emplace_back("resourceVersion", m_resource_version);

@@ -51,6 +51,7 @@ public:
     std::chrono::milliseconds delay() const { return m_delay; } // before the next request
     unsigned failures() const { return m_failures; }
     unsigned lists_started() const { return m_lists; }
+    unsigned watches_started() const { return m_watches; }
     const std::string& last_problem() const { return m_last_problem; }
 
     // The query of the next request (list page or watch). Counts a list started.
@@ -85,6 +86,7 @@ private:
     std::vector<nlohmann::json> m_items; // pages so far
     unsigned m_failures = 0;
     unsigned m_lists = 0;
+    unsigned m_watches = 0;
     std::chrono::milliseconds m_delay{0};
     std::string m_last_problem;
 };
