@@ -55,7 +55,6 @@ CurlEventLoop::~CurlEventLoop() {
     }
     m_running.clear();
     m_multi.reset(); // may still call on_socket(REMOVE): m_sockets is alive until after this body
-    m_one_shots.clear();
 }
 
 util::Expected<void> CurlEventLoop::run_once(std::chrono::milliseconds timeout) {
@@ -83,25 +82,24 @@ void CurlEventLoop::cancel(Transfer* transfer) {
 
 util::Expected<SdSource> CurlEventLoop::after(std::chrono::milliseconds delay,
                                               std::function<void()> fire) {
-    sd_event_source* raw = nullptr;
-    auto callback = [](sd_event_source* source, uint64_t, void* user) -> int {
-        auto& self = *static_cast<CurlEventLoop*>(user);
-        auto found = self.m_one_shots.find(source);
-        if (found != self.m_one_shots.end()) {
-            auto fire_now = std::move(found->second);
-            self.m_one_shots.erase(found);
-            fire_now();
-        }
+    // The closure lives as the source's userdata and dies with the source (its destroy
+    // callback), however the source ends: fired, or dropped by its owner first.
+    auto closure = std::make_unique<std::function<void()>>(std::move(fire));
+    auto callback = [](sd_event_source*, uint64_t, void* user) -> int {
+        (*static_cast<std::function<void()>*>(user))();
         return 0;
     };
+    sd_event_source* raw = nullptr;
     TRY(sd_check(sd_event_add_time_relative(m_event.get(), &raw, CLOCK_MONOTONIC,
                                             static_cast<uint64_t>(delay.count()) * 1000, 1000,
-                                            callback, this),
+                                            callback, closure.get()),
                  "adding a timer"));
-    m_one_shots.emplace(raw, std::move(fire));
-    // When the owner drops the source first, the stale map entry is never looked up again
-    // (sd-event will not dispatch a disabled source); it is freed with the loop.
-    return SdSource(raw);
+    SdSource source(raw);
+    TRY(sd_check(sd_event_source_set_destroy_callback(
+                     raw, [](void* user) { delete static_cast<std::function<void()>*>(user); }),
+                 "setting a timer's destroy callback"));
+    (void)closure.release(); // owned by the source now
+    return source;
 }
 
 int CurlEventLoop::on_socket(CURL*, curl_socket_t fd, int what, void* user, void*) {

@@ -67,7 +67,6 @@ private:
     SdSource m_timer;
     std::map<curl_socket_t, SdSource> m_sockets;
     std::map<Transfer*, Running> m_running;
-    std::map<sd_event_source*, std::function<void()>> m_one_shots;
 };
 
 } // namespace shimkeeper::kube

@@ -27,13 +27,16 @@ void Watch::schedule() {
     auto delay = m_state.delay();
     // Even "at once" goes through the timer: the caller may be deep in a libcurl callback.
     auto timer = m_loop.after(delay, [this] { launch(); });
-    if (timer) {
-        m_retry_timer = std::move(*timer);
+    if (!timer) {
+        m_stopped = std::move(timer).error();
+        return;
     }
+    m_retry_timer = std::move(*timer);
 }
 
 void Watch::launch() {
-    m_retry_timer.reset();
+    // m_retry_timer is the source running this very callback: sd-event keeps it alive until
+    // the callback returns, and replacing it later is safe.
     std::string path = collection_path(m_resource, m_namespace).value() + m_state.next_query();
     auto transfer = m_connection.prepare(Method::get, path);
     if (!transfer) {
@@ -62,8 +65,7 @@ void Watch::launch() {
         });
     if (!started) {
         m_current = nullptr;
-        m_state.on_transport_error(started.error().message());
-        schedule();
+        m_stopped = std::move(started).error();
     }
 }
 

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace shimkeeper::kube {
@@ -28,6 +29,8 @@ public:
 
     util::Expected<void> start();
     const WatchState& state() const { return m_state; }
+    // Set when the watch stopped for good: the event loop refused a timer or a transfer.
+    const std::optional<util::Error>& stopped() const { return m_stopped; }
 
 private:
     void schedule();
@@ -45,6 +48,7 @@ private:
 
     Transfer* m_current = nullptr;
     SdSource m_retry_timer;
+    std::optional<util::Error> m_stopped;
     std::string m_partial_line;
     bool m_had_lines = false;
     bool m_restart = false; // a line asked to abandon the stream
