@@ -7,7 +7,9 @@
 #     apply (a second manager conflicts, force takes over);
 #   - update_with_retry re-reads on 409;
 #   - the API's Status message shown for a forbidden request (NodeRestriction: node-a patching
-#     node-b -> 403), for a missing object (404), and a token given as a tokenFile.
+#     node-b -> 403), for a missing object (404);
+#   - credentials: a tokenFile, a client certificate given inline (-data), and a server whose
+#     certificate the configured CA did not sign (refused: TLS is always verified).
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe
@@ -137,4 +139,47 @@ expect_error "a wrong token from tokenFile" "invalid input" 'HTTP 401' \
 printf '%s\n' "$token" >"$KUBE_DIR/agent.token"
 "$probe" "$KUBE_DIR/agent-file.kubeconfig" list shims - 10 >/dev/null || fail "tokenFile token"
 pass "tokenFile credential works"
+echo "--- a client certificate (inline -data) as node-a, signed by the test CA"
+(
+    cd "$KUBE_DIR/pki"
+    openssl req -newkey rsa:2048 -nodes -subj "/O=system:nodes/CN=system:node:node-a" \
+        -keyout node-a.key -out node-a.csr 2>/dev/null
+    openssl x509 -req -in node-a.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
+        -out node-a.crt 2>/dev/null
+)
+cat >"$KUBE_DIR/node-a-cert.kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+  - name: test
+    cluster:
+      server: $KUBE_SERVER
+      certificate-authority-data: $(base64 -w0 "$KUBE_CA")
+users:
+  - name: node-a
+    user:
+      client-certificate-data: $(base64 -w0 "$KUBE_DIR/pki/node-a.crt")
+      client-key-data: $(base64 -w0 "$KUBE_DIR/pki/node-a.key")
+contexts:
+  - name: node-a
+    context: {cluster: test, user: node-a}
+current-context: node-a
+YAML
+"$probe" "$KUBE_DIR/node-a-cert.kubeconfig" merge-patch nodes - node-a \
+    '{"metadata":{"labels":{"shim.containerd.x-k8s.io/cert":"true"}}}' >/dev/null ||
+    fail "node-a with a client certificate could not label itself"
+[[ $(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/cert}') == true ]] ||
+    fail "the label set with the client certificate is missing"
+pass "node-a, authenticated by its client certificate, labelled its own Node"
+expect_error "node-a by certificate patching node-b" "invalid input" 'is not allowed to modify node "node-b"' \
+    "$probe" "$KUBE_DIR/node-a-cert.kubeconfig" merge-patch nodes - node-b \
+    '{"metadata":{"labels":{"shim.containerd.x-k8s.io/cert":"true"}}}'
+
+echo "--- TLS is verified: a CA that did not sign the server is refused"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=other-ca" \
+    -keyout "$KUBE_DIR/other-ca.key" -out "$KUBE_DIR/other-ca.crt" 2>/dev/null
+sed -e "s|certificate-authority: .*|certificate-authority: $KUBE_DIR/other-ca.crt|" "$admin" \
+    >"$KUBE_DIR/other-ca.kubeconfig"
+expect_error "a server certificate from an unknown CA" "network error" 'SSL' \
+    "$probe" "$KUBE_DIR/other-ca.kubeconfig" get nodes - node-a
 echo "PASS"
