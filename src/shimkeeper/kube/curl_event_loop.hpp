@@ -4,8 +4,10 @@
 // watches share one loop and one thread; nothing polls.
 //
 // Plugging into the daemon: give it the daemon's sd_event, or let it own one and register
-// fd() as a daemon ChangeSource whose callback calls run_once(0) (an sd_event's own fd is
-// readable whenever one of its sources is ready).
+// fd() as a daemon ChangeSource whose callback calls dispatch_pending(). An sd_event's own fd
+// (its epoll fd; its timers are timerfds inside it) is readable whenever one of its sources is
+// ready, provided its timers were armed, which only sd_event_prepare does: dispatch_pending()
+// ends with that, so call it once after creating the loop and after every readable fd.
 #pragma once
 
 #include "shimkeeper/kube/connection.hpp"
@@ -38,6 +40,8 @@ public:
     int fd() const { return sd_event_get_fd(m_event.get()); }
     // One loop iteration, waiting at most `timeout`.
     util::Expected<void> run_once(std::chrono::milliseconds timeout);
+    // Everything ready now, without waiting, then the timers armed for the next poll of fd().
+    util::Expected<void> dispatch_pending();
 
     util::Expected<void> start(std::unique_ptr<Transfer> transfer, Done done);
     // Ends a running transfer without calling its Done. Not from inside that transfer's
