@@ -121,6 +121,16 @@ TEST_F(Kubeconfig, NoCurrentContext) {
                    {"current-context", "missing"});
 }
 
+TEST_F(Kubeconfig, CurrentContextNotAString) {
+    expect_refused(write("config", "current-context: [a]\n"),
+                   {"current-context: must be a string"});
+}
+
+TEST_F(Kubeconfig, ContextNotAMapping) {
+    auto file = write("config", "contexts: [{name: x, context: nope}]\ncurrent-context: x\n");
+    expect_refused(file, {"contexts[0] (\"x\").context", "not a mapping"});
+}
+
 TEST_F(Kubeconfig, CurrentContextDangles) {
     expect_refused(config(good_cluster(), "    token: a\n", "other"),
                    {"current-context", "\"other\"", "contexts"});

@@ -17,6 +17,11 @@ class Reader {
 public:
     explicit Reader(const std::filesystem::path& file) : m_file(file) {}
 
+    // "clusters[0] (\"c\").cluster" + "server"; a top-level key stands alone.
+    static std::string join(const std::string& where, const char* key) {
+        return where.empty() ? std::string(key) : where + "." + key;
+    }
+
     std::unexpected<util::Error> bad(const std::string& field, const std::string& what) const {
         return util::fail(ErrorCode::invalid_input,
                           "kubeconfig " + m_file.string() + ": " + field + ": " + what);
@@ -30,7 +35,7 @@ public:
             return std::string();
         }
         if (!node.IsScalar()) {
-            return bad(where + "." + key, "must be a string");
+            return bad(join(where, key), "must be a string");
         }
         return node.Scalar();
     }
@@ -48,7 +53,7 @@ public:
         }
         std::ifstream probe(path);
         if (!probe) {
-            return bad(where + "." + key, "cannot read " + path.string());
+            return bad(join(where, key), "cannot read " + path.string());
         }
         return path;
     }
@@ -61,7 +66,7 @@ public:
         }
         auto decoded = decode_base64(value);
         if (!decoded || decoded->empty()) {
-            return bad(where + "." + key, "is not valid base64");
+            return bad(join(where, key), "is not valid base64");
         }
         return *decoded;
     }
@@ -176,7 +181,7 @@ util::Expected<KubeConfig> parse_kubeconfig(const std::string& text,
     KubeConfig config;
     config.source = file;
     try {
-        config.context = TRY(reader.text(top, "current-context", "the top level"));
+        config.context = TRY(reader.text(top, "current-context", ""));
         if (config.context.empty()) {
             return reader.bad("current-context", "missing; name the context to use");
         }
