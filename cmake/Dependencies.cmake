@@ -2,6 +2,8 @@
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
+# kubeconfig only (src/shimkeeper/kube); the API itself speaks JSON.
+pkg_check_modules(YAMLCPP REQUIRED IMPORTED_TARGET yaml-cpp)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(tomlplusplus REQUIRED)

@@ -19,6 +19,9 @@
 #                     system:serviceaccounts, system:serviceaccounts:shimkeeper-system
 #   node-a ... node-c system:node:<name>, group system:nodes (what a kubelet presents)
 #
+# KUBE_APISERVER_EXTRA_ARGS (space-separated) adds kube-apiserver flags, e.g. to serve a resource
+# without the watch cache so that an etcd compaction is seen as 410 Gone.
+#
 # Exports after kube_up: KUBE_DIR, KUBE_BIN (folder of the three programs; set it beforehand to
 # test other builds), KUBE_SERVER (https URL), KUBE_CA (the CA certificate), KUBECONFIG_ADMIN,
 # KUBECONFIG_AGENT. `kube_kubeconfig IDENTITY` prints any identity's kubeconfig file, for a
@@ -216,7 +219,8 @@ kube_start_apiserver() {
         --authorization-mode Node,RBAC \
         --enable-admission-plugins NodeRestriction \
         --cert-dir "$KUBE_DIR/pki/generated" \
-        --profiling=false --v 1 >"$KUBE_DIR/log/kube-apiserver.log" 2>&1 &
+        --profiling=false --v 1 ${KUBE_APISERVER_EXTRA_ARGS:-} \
+        >"$KUBE_DIR/log/kube-apiserver.log" 2>&1 &
     KUBE_APISERVER_PID=$!
 }
 
