@@ -143,5 +143,46 @@ TEST(SpecSettingsErrors, UnknownFetchSettingSuggestsClosest) {
               "shimkeeper.toml:2:1: unknown key 'retry' in [fetch]; did you mean 'retries'?");
 }
 
+// [kube]: cluster mode's settings.
+TEST(SpecSettingsErrors, KubeNeedsAKubeconfig) {
+    const std::string message = error_of("[kube]\nnode_name = \"node-a\"\n");
+    EXPECT_NE(message.find("[kube] needs kubeconfig"), std::string::npos) << message;
+}
+
+TEST(SpecSettingsErrors, KubeconfigMustBeAbsolute) {
+    const std::string message = error_of("[kube]\nkubeconfig = \"kubeconfig\"\n");
+    EXPECT_NE(message.find("shimkeeper.toml:2:"), std::string::npos) << message;
+    EXPECT_NE(message.find("kubeconfig"), std::string::npos) << message;
+}
+
+TEST(SpecSettingsErrors, KubeNodeNameFollowsTheNodeNameGrammar) {
+    const std::string message =
+        error_of("[kube]\nkubeconfig = \"/etc/shimkeeper/kubeconfig\"\nnode_name = \"Node_A\"\n");
+    EXPECT_NE(message.find("'node_name' in [kube] is \"Node_A\""), std::string::npos) << message;
+}
+
+TEST(SpecSettingsErrors, KubeUnknownKeySuggestsClosest) {
+    const std::string message = error_of("[kube]\nkubeconfig = \"/etc/k\"\nnode_nme = \"a\"\n");
+    EXPECT_NE(message.find("did you mean 'node_name'?"), std::string::npos) << message;
+}
+
+TEST(SpecSettingsErrors, KubeIsNotAllowedInADropIn) {
+    auto state =
+        parse_desired_state_text("[kube]\nkubeconfig = \"/etc/k\"\n", "10-x.toml", "amd64", false);
+    ASSERT_FALSE(state);
+    EXPECT_NE(state.error().message().find("[kube] is an agent setting"), std::string::npos);
+}
+
+TEST(SpecSettings, KubeTableIsRead) {
+    auto state = parse_desired_state_text(
+        "[kube]\nkubeconfig = \"/etc/shimkeeper/kubeconfig\"\nnode_name = \"node-a.zone\"\n",
+        "shimkeeper.toml", "amd64", true);
+    ASSERT_TRUE(state) << state.error().message();
+    ASSERT_TRUE(state->settings.kube);
+    EXPECT_EQ(state->settings.kube->kubeconfig, "/etc/shimkeeper/kubeconfig");
+    EXPECT_EQ(state->settings.kube->node_name, "node-a.zone");
+    EXPECT_EQ(state->settings.kube->namespace_name, "shimkeeper-system");
+}
+
 } // namespace
 } // namespace shimkeeper::spec

@@ -22,6 +22,18 @@ util::Log log_of(const GlobalOptions& options) {
     return util::Log(level);
 }
 
+util::Expected<spec::DesiredShims> Context::load_desired() const {
+    std::vector<const spec::DesiredSource*> sources{&files};
+    if (cluster) {
+        sources.push_back(&*cluster);
+    }
+    auto desired = TRY(spec::gather(sources));
+    for (const auto& warning : desired.warnings) {
+        log.warning(warning);
+    }
+    return desired;
+}
+
 util::Expected<store::NodeLock> lock_node(const Context& ctx, const std::string& command,
                                           std::function<void()> heartbeat) {
     store::LockWait wait;
@@ -59,6 +71,10 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
     auto settings = TRY(spec::load_agent_settings(agent_config, !options.config.empty()));
     spec::FileSource files(agent_config, agent_config.parent_path() / "shims.d",
                            spec::node_architecture());
+    std::optional<kube::ClusterSource> cluster;
+    if (settings.kube) {
+        cluster.emplace(*settings.kube, spec::node_architecture());
+    }
     store::Store store(root, settings.store.dir);
     const auto lock_timeout =
         options.no_wait ? std::chrono::milliseconds(0)
@@ -68,6 +84,7 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
                    output,
                    std::move(settings),
                    std::move(files),
+                   std::move(cluster),
                    std::move(store),
                    lock_timeout};
 }

@@ -2,6 +2,7 @@
 // and the store it points at.
 #pragma once
 
+#include "shimkeeper/kube/cluster_source.hpp"
 #include "shimkeeper/spec/agent_settings.hpp"
 #include "shimkeeper/spec/architecture.hpp"
 #include "shimkeeper/spec/sources.hpp"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace shimkeeper::cli {
@@ -38,11 +40,13 @@ struct Context {
     util::Log log;
     OutputFormat output = OutputFormat::text;
     spec::AgentSettings settings;
-    spec::FileSource files; // shimkeeper.toml's [[shim]]s and shims.d/*.toml
+    spec::FileSource files;                     // shimkeeper.toml's [[shim]]s and shims.d/*.toml
+    std::optional<kube::ClusterSource> cluster; // with [kube]: the Shims selecting this node
     store::Store store;
     std::chrono::milliseconds lock_timeout{600'000}; // zero with --no-wait
 
-    util::Expected<spec::DesiredShims> load_desired() const { return spec::gather({&files}); }
+    // Every source gathered (files first: they win a clash); warnings are logged.
+    util::Expected<spec::DesiredShims> load_desired() const;
 };
 
 // The pieces of a Context that need no file: --root made absolute, the agent config path

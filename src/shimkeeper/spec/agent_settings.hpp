@@ -40,12 +40,21 @@ struct FetchSettings {
     std::optional<std::string> ca_bundle;
 };
 
+// [kube]: cluster mode. Absent: file mode only, nothing talks to a cluster.
+struct KubeSettings {
+    std::optional<std::string> kubeconfig;      // the agent's identity (Shims, Leases, Events)
+    std::optional<std::string> node_kubeconfig; // the node's own identity, for its own Node
+    std::optional<std::string> node_name;       // default: the hostname, lowercased
+    std::string namespace_name = "shimkeeper-system";
+};
+
 struct AgentSettings {
     ContainerdSettings containerd;
     SystemdSettings systemd;
     StoreSettings store;
     HealthSettings health;
     FetchSettings fetch;
+    std::optional<KubeSettings> kube;
 };
 
 } // namespace shimkeeper::spec

@@ -2,6 +2,8 @@
 
 #include "shimkeeper/util/url_scheme.hpp"
 
+#include <algorithm>
+
 namespace shimkeeper::spec {
 
 namespace {
@@ -184,6 +186,20 @@ std::optional<std::string> version_problem(std::string_view version) {
         }
     }
     return std::nullopt;
+}
+
+bool is_valid_node_name(std::string_view name) {
+    if (name.empty() || name.size() > 253) {
+        return false;
+    }
+    auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    };
+    if (!alnum(name.front()) || !alnum(name.back())) {
+        return false;
+    }
+    return std::all_of(name.begin(), name.end(),
+                       [&](char c) { return alnum(c) || c == '-' || c == '.'; });
 }
 
 std::optional<std::string> url_problem(std::string_view url) {

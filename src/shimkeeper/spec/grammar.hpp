@@ -20,6 +20,10 @@ inline constexpr std::size_t k_max_file_name_length = 255;
 // RuntimeClass names.
 bool is_valid_name(std::string_view name);
 
+// A Kubernetes Node name (DNS-1123 subdomain): lowercase alphanumerics, '-' and '.', starting and
+// ending alphanumeric, at most 253 characters.
+bool is_valid_node_name(std::string_view name);
+
 // The shim binary containerd looks for, following containerd's own rule (runtime/v2/shim
 // BinaryName: the last two dot-separated parts): io.containerd.spin.v2 ->
 // containerd-shim-spin-v2. For an absolute path, its last component. Empty when neither form

@@ -130,6 +130,33 @@ util::Expected<void> parse_fetch_settings(const TableReader& table, FetchSetting
     return {};
 }
 
+util::Expected<void> parse_kube(const TableReader& table, std::optional<KubeSettings>& out) {
+    TRY(table.only_keys({"kubeconfig", "node_kubeconfig", "node_name", "namespace"}));
+    KubeSettings kube;
+    kube.kubeconfig = TRY(read_absolute_path(table, "kubeconfig"));
+    kube.node_kubeconfig = TRY(read_absolute_path(table, "node_kubeconfig"));
+    if (!kube.kubeconfig && !kube.node_kubeconfig) {
+        return fail_at(table.where(), "[kube] needs kubeconfig = \"/etc/shimkeeper/kubeconfig\" "
+                                      "(the agent's identity), node_kubeconfig, or both");
+    }
+    if (auto name = TRY(table.string("node_name"))) {
+        if (!is_valid_node_name(*name)) {
+            return table.fail_key("node_name", "is \"" + *name +
+                                                   "\": a Node name is lowercase letters, digits, "
+                                                   "'-' and '.', at most 253 characters");
+        }
+        kube.node_name = std::move(*name);
+    }
+    if (auto ns = TRY(table.string("namespace"))) {
+        if (!is_valid_name(*ns)) {
+            return table.fail_key("namespace", "is \"" + *ns + "\", not a namespace name");
+        }
+        kube.namespace_name = std::move(*ns);
+    }
+    out = std::move(kube);
+    return {};
+}
+
 template <typename Settings>
 util::Expected<void> parse_table(const toml::table& root, std::string_view key,
                                  const std::string& file, Settings& out,
@@ -156,6 +183,7 @@ util::Expected<AgentSettings> parse_agent_settings(const toml::table& root,
     TRY(parse_table(root, "store", file, settings.store, &parse_store));
     TRY(parse_table(root, "health", file, settings.health, &parse_health));
     TRY(parse_table(root, "fetch", file, settings.fetch, &parse_fetch_settings));
+    TRY(parse_table(root, "kube", file, settings.kube, &parse_kube));
     return settings;
 }
 

@@ -1,4 +1,5 @@
-// The agent tables of shimkeeper.toml — [containerd], [systemd], [store], [health], [fetch] —
+// The agent tables of shimkeeper.toml — [containerd], [systemd], [store], [health], [fetch],
+// [kube] —
 // onto AgentSettings. Absent keys keep AgentSettings' defaults ("autodetect").
 #pragma once
 
@@ -13,8 +14,8 @@
 namespace shimkeeper::spec {
 
 // The top-level keys that hold agent settings.
-inline constexpr std::array<std::string_view, 5> k_agent_tables = {"containerd", "systemd", "store",
-                                                                   "health", "fetch"};
+inline constexpr std::array<std::string_view, 6> k_agent_tables = {"containerd", "systemd", "store",
+                                                                   "health",     "fetch",   "kube"};
 
 // `root` is the whole file; keys other than the agent tables are ignored here.
 util::Expected<AgentSettings> parse_agent_settings(const toml::table& root,

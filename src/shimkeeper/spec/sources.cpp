@@ -118,11 +118,25 @@ util::Expected<DesiredShims> gather(const std::vector<const DesiredSource*>& sou
     DesiredShims all;
     for (const DesiredSource* source : sources) {
         DesiredShims one = TRY(source->load());
+        const auto earlier = static_cast<std::ptrdiff_t>(all.shims.size());
         for (ShimSpec& shim : one.shims) {
-            TRY(check_unique(all.shims, shim));
+            auto unique = check_unique(all.shims, shim);
+            if (!unique && source->yields_on_conflict()) {
+                // Only a clash with an earlier source yields; within one source it is an error.
+                const std::vector<ShimSpec> own(all.shims.begin() + earlier, all.shims.end());
+                if (check_unique(own, shim)) {
+                    all.warnings.push_back(unique.error().message() +
+                                           "; the node's own file wins, this one is left out");
+                    continue;
+                }
+            }
+            if (!unique) {
+                return std::unexpected(unique.error());
+            }
             all.shims.push_back(std::move(shim));
         }
         all.origins.insert(all.origins.end(), one.origins.begin(), one.origins.end());
+        all.warnings.insert(all.warnings.end(), one.warnings.begin(), one.warnings.end());
     }
     return all;
 }

@@ -19,8 +19,9 @@
 namespace shimkeeper::spec {
 
 struct DesiredShims {
-    std::vector<ShimSpec> shims;      // in source order, then load order within a source
-    std::vector<std::string> origins; // every file or object read, in order
+    std::vector<ShimSpec> shims;       // in source order, then load order within a source
+    std::vector<std::string> origins;  // every file or object read, in order
+    std::vector<std::string> warnings; // what was left out and why (a Shim that clashes, ...)
 };
 
 class DesiredSource {
@@ -28,6 +29,9 @@ public:
     virtual ~DesiredSource() = default;
     // Reads the source afresh. An error names the file:line:column or the object.
     virtual util::Expected<DesiredShims> load() const = 0;
+    // True for cluster objects: where one clashes with a shim of an earlier source (a file), the
+    // node's own file wins and the object is left out with a warning instead of an error.
+    virtual bool yields_on_conflict() const { return false; }
 };
 
 // The [[shim]] entries of the agent config file and of every shims.d/*.toml (lexical order).

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Issue 7 (first step of cluster mode): with [kube] in shimkeeper.toml, the desired state is the
+# node's shims.d/ files plus the Shims that select its Node, read from a real kube-apiserver.
+# On an image root (apply --no-restart):
+#   - a Shim whose nodeSelector matches node-a's labels is planned and installed from its
+#     artifact on the local server; one that selects other nodes is not;
+#   - a Shim that clashes with a file in shims.d/ yields to the file, with a warning;
+#   - deleting the Shim uninstalls it: the config gets its original bytes back;
+#   - an unreachable API server is an error that changes nothing on the node.
+set -euo pipefail
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+kube_require_peers
+sk_init
+kube_up "$T/kube"
+
+mkdir -p "$T/www" "$ROOT/etc/containerd"
+make_shim_archive "$(shim_binary_for demo)" "$T/www/demo.tar.gz"
+make_shim_archive "$(shim_binary_for other)" "$T/www/other.tar.gz"
+sk_start_server "$T/www"
+config="$ROOT/etc/containerd/config.toml"
+containerd config default >"$config"
+cp "$config" "$T/original.toml"
+
+kube_create_node node-a wasm=true
+kube_create_node node-b
+cat >"$ROOT/etc/shimkeeper/shimkeeper.toml" <<TOML
+[kube]
+kubeconfig = "$(kube_kubeconfig agent)"
+node_kubeconfig = "$(kube_kubeconfig node-a)"
+node_name = "node-a"
+TOML
+
+# shim_object NAME SELECTOR_JSON: a Shim serving NAME's archive from the local server.
+shim_object() {
+    cat <<YAML
+apiVersion: containerd.x-k8s.io/v1alpha1
+kind: Shim
+metadata: {name: $1}
+spec:
+  nodeSelector: $2
+  runtimeType: io.containerd.$1.v2
+  fetchStrategy:
+    type: anonymousHttp
+    anonHttp: {location: "$SERVER_URL/$1.tar.gz", sha256: "$(sha256_of "$T/www/$1.tar.gz")"}
+YAML
+}
+shim_object demo '{wasm: "true"}' | kube_admin apply -f - >/dev/null
+shim_object other '{gpu: "true"}' | kube_admin apply -f - >/dev/null
+
+expect_exit 0 sk plan
+expect_output_contains "install demo (handler demo)"
+expect_output_lacks "other"
+expect_exit 0 sk apply --no-restart
+expect_output_contains "Committed generation 1"
+grep -qF 'runtimes.demo]' "$config" || fail "the selected Shim's runtime is not in the config"
+! grep -qF 'runtimes.other]' "$config" || fail "a Shim selecting other nodes was installed"
+expect_exit 0 sk -o json status
+python3 - "$OUT" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+cur = [g for g in s["generations"] if g["current"]][0]
+origin = cur["shims"][0]["origin"]
+assert origin.startswith("Shim/demo@"), origin
+PY
+
+# A file in shims.d/ with the same name wins; the Shim is left out with a warning.
+write_shim_toml "$ROOT/etc/shimkeeper/shims.d/10-demo.toml" demo demo "$SERVER_URL/demo.tar.gz" \
+    "$(sha256_of "$T/www/demo.tar.gz")"
+expect_exit 0 sk plan
+expect_output_contains "the node's own file wins"
+rm "$ROOT/etc/shimkeeper/shims.d/10-demo.toml"
+
+# The API server unreachable: an error, and the node stays exactly as it is.
+sed "s#server: .*#server: https://127.0.0.1:1#" "$(kube_kubeconfig agent)" >"$T/dead.kubeconfig"
+sed -i "s#^kubeconfig = .*#kubeconfig = \"$T/dead.kubeconfig\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
+before="$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")"
+expect_exit 1 sk apply --no-restart
+expect_output_contains "listing Shims"
+[[ "$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")" == "$before" ]] ||
+    fail "an unreachable API server changed the node"
+sed -i "s#^kubeconfig = .*#kubeconfig = \"$(kube_kubeconfig agent)\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
+
+# The Shim deleted: uninstalled, the config back to its original bytes.
+kube_admin delete shim demo >/dev/null
+expect_exit 0 sk apply --no-restart
+expect_output_contains "Committed generation 2"
+cmp -s "$config" "$T/original.toml" || fail "deleting the Shim did not restore the config"
+echo "ok: Shims selecting this node are its desired state, beside shims.d/"
