@@ -51,6 +51,8 @@ shim_object other '{gpu: "true"}' | kube_admin apply -f - >/dev/null
 expect_exit 0 sk plan
 expect_output_contains "install demo (handler demo)"
 expect_output_lacks "other"
+expect_exit 0 sk status
+expect_output_contains "Cluster: node node-a, 1 Shim(s) select it: Shim/demo@"
 expect_exit 0 sk apply --no-restart
 expect_output_contains "Committed generation 1"
 grep -qF 'runtimes.demo]' "$config" || fail "the selected Shim's runtime is not in the config"
@@ -77,6 +79,8 @@ sed -i "s#^kubeconfig = .*#kubeconfig = \"$T/dead.kubeconfig\"#" "$ROOT/etc/shim
 before="$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")"
 expect_exit 1 sk apply --no-restart
 expect_output_contains "listing Shims"
+expect_exit 0 sk status
+expect_output_contains "API server unreachable or refusing"
 [[ "$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")" == "$before" ]] ||
     fail "an unreachable API server changed the node"
 sed -i "s#^kubeconfig = .*#kubeconfig = \"$(kube_kubeconfig agent)\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"

@@ -50,6 +50,42 @@ std::vector<std::string> users_of(const store::StoreState& state, const std::str
     return users;
 }
 
+// The cluster side, with [kube]: which Node this agent acts for and which Shims select it, or why
+// the API server could not tell.
+nlohmann::json cluster_json(const Context& ctx) {
+    if (!ctx.cluster) {
+        return nullptr;
+    }
+    nlohmann::json out{{"node", ctx.cluster->node_name()}};
+    auto selected = ctx.cluster->load();
+    if (!selected) {
+        out["reachable"] = false;
+        out["error"] = selected.error().message();
+        return out;
+    }
+    out["reachable"] = true;
+    out["selected"] = selected->origins;
+    return out;
+}
+
+void print_cluster(const nlohmann::json& cluster) {
+    if (cluster.is_null()) {
+        return;
+    }
+    std::cout << "Cluster: node " << cluster["node"].get<std::string>();
+    if (!cluster["reachable"].get<bool>()) {
+        std::cout << ", API server unreachable or refusing: " << cluster["error"].get<std::string>()
+                  << " (the node is kept as it is)\n";
+        return;
+    }
+    const auto& selected = cluster["selected"];
+    std::cout << ", " << selected.size() << " Shim(s) select it";
+    for (const auto& origin : selected) {
+        std::cout << (&origin == &selected.front() ? ": " : ", ") << origin.get<std::string>();
+    }
+    std::cout << "\n";
+}
+
 util::Expected<int> show_status(Context& ctx) {
     auto state = TRY(ctx.store.load_state());
     const store::Generation* current = state.current_generation();
@@ -92,7 +128,8 @@ util::Expected<int> show_status(Context& ctx) {
                            {"current_generation",
                             current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
                            {"desired", desired},
-                           {"desired_error", desired_error}};
+                           {"desired_error", desired_error},
+                           {"cluster", cluster_json(ctx)}};
         out.update(node_status(ctx, desired_shims));
         std::cout << out.dump(2) << "\n";
         return 0;
@@ -130,6 +167,7 @@ util::Expected<int> show_status(Context& ctx) {
                   << human_size(a["bytes"].get<std::uint64_t>()) << "  "
                   << (users.empty() ? "staged, not installed" : "used by " + used) << "\n";
     }
+    print_cluster(cluster_json(ctx));
     print_node_status(node_status(ctx, desired_shims));
     return 0;
 }
