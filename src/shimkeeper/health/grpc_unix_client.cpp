@@ -109,13 +109,15 @@ util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::s
     // When a server answers before it has read the whole request (containerd's trailers-only
     // UNIMPLEMENTED does), it resets the stream right after its answer; Debian's curl 7.88 then
     // sometimes drops the answer and reports only CURLE_HTTP2_STREAM, in about one call of
-    // three here. Nothing reached us, so an idempotent call is simply asked again.
+    // three here; on a loaded machine now and then CURLE_HTTP2 (a framing error) instead. Nothing
+    // reached us (no header line), so an idempotent call is simply asked again.
     const auto start = std::chrono::steady_clock::now();
     CURLcode rc = CURLE_OK;
     for (int attempt = 1;; ++attempt) {
         exchange = Exchange{};
         rc = curl_easy_perform(curl);
-        const bool answer_lost = rc == CURLE_HTTP2_STREAM && exchange.header_lines.empty();
+        const bool answer_lost =
+            (rc == CURLE_HTTP2_STREAM || rc == CURLE_HTTP2) && exchange.header_lines.empty();
         if (!answer_lost || idempotent == Idempotent::no || attempt >= k_lost_answer_attempts ||
             std::chrono::steady_clock::now() - start >= timeout) {
             break;
