@@ -50,21 +50,31 @@ std::vector<std::string> users_of(const store::StoreState& state, const std::str
     return users;
 }
 
-// The cluster side, with [kube]: which Node this agent acts for and which Shims select it, or why
-// the API server could not tell.
-nlohmann::json cluster_json(const Context& ctx) {
+// The cluster side, with [kube]: which Node this agent acts for and which Shims select it (read
+// from the desired state already loaded), or why the API server could not tell.
+nlohmann::json cluster_json(const Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
     if (!ctx.cluster) {
         return nullptr;
     }
     nlohmann::json out{{"node", ctx.cluster->node_name()}};
-    auto selected = ctx.cluster->load();
-    if (!selected) {
+    std::vector<std::string> origins;
+    if (loaded) {
+        origins = loaded->origins;
+    } else if (auto alone = ctx.cluster->load()) {
+        origins = alone->origins; // a file was what failed to load
+    } else {
         out["reachable"] = false;
-        out["error"] = selected.error().message();
+        out["error"] = alone.error().message();
         return out;
     }
+    nlohmann::json selected = nlohmann::json::array();
+    for (const auto& origin : origins) {
+        if (origin.starts_with("Shim/")) {
+            selected.push_back(origin);
+        }
+    }
     out["reachable"] = true;
-    out["selected"] = selected->origins;
+    out["selected"] = selected;
     return out;
 }
 
@@ -129,7 +139,7 @@ util::Expected<int> show_status(Context& ctx) {
                             current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
                            {"desired", desired},
                            {"desired_error", desired_error},
-                           {"cluster", cluster_json(ctx)}};
+                           {"cluster", cluster_json(ctx, loaded)}};
         out.update(node_status(ctx, desired_shims));
         std::cout << out.dump(2) << "\n";
         return 0;
@@ -167,7 +177,7 @@ util::Expected<int> show_status(Context& ctx) {
                   << human_size(a["bytes"].get<std::uint64_t>()) << "  "
                   << (users.empty() ? "staged, not installed" : "used by " + used) << "\n";
     }
-    print_cluster(cluster_json(ctx));
+    print_cluster(cluster_json(ctx, loaded));
     print_node_status(node_status(ctx, desired_shims));
     return 0;
 }

@@ -24,7 +24,27 @@ util::Expected<std::optional<std::string>> read_optional(const fs::path& host_pa
     return std::optional<std::string>(std::move(*text));
 }
 
+util::Expected<void> same_as_planned(const fs::path& node_path, const util::ResolvedPath& target,
+                                     const std::optional<std::string>& current,
+                                     const std::optional<std::string>& expected) {
+    if (current == expected) {
+        return {};
+    }
+    const std::string where = target.through.empty()
+                                  ? node_path.string()
+                                  : node_path.string() + " (-> " + target.node_path.string() + ")";
+    return util::fail(util::ErrorCode::changed,
+                      where + " changed on disk after shimkeeper read it (an edit by a person or "
+                              "another tool); it was left as it is");
+}
+
 } // namespace
+
+util::Expected<void> expect_unchanged(const util::HostRoot& root, const fs::path& node_path,
+                                      const std::optional<std::string>& expected) {
+    const util::ResolvedPath target = TRY(util::resolve_symlinks(root, node_path));
+    return same_as_planned(node_path, target, TRY(read_optional(target.host_path)), expected);
+}
 
 util::Expected<std::optional<std::string>> read_node_file(const util::HostRoot& root,
                                                           const fs::path& node_path) {
@@ -42,14 +62,7 @@ util::Expected<void> replace_node_file(const util::HostRoot& root, const fs::pat
     }
     // The window between this read and the rename below is a few system calls; an edit landing
     // there is the one a compare-before-replace cannot see (no file lock is shared with editors).
-    if (current != expected) {
-        const std::string where =
-            target.through.empty() ? node_path.string()
-                                   : node_path.string() + " (-> " + target.node_path.string() + ")";
-        return util::fail(util::ErrorCode::changed,
-                          where + " changed on disk after shimkeeper read it (an edit by a "
-                                  "person or another tool); it was left as it is");
-    }
+    TRY(same_as_planned(node_path, target, current, expected));
     if (!after) {
         if (::unlink(target.host_path.c_str()) != 0) {
             return std::unexpected(util::Error::from_errno(

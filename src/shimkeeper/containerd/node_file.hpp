@@ -16,6 +16,11 @@ namespace shimkeeper::containerd {
 util::Expected<std::optional<std::string>> read_node_file(const util::HostRoot& root,
                                                           const std::filesystem::path& node_path);
 
+// Fails (ErrorCode::changed, naming the file) unless the file holds `expected` (nullopt: absent).
+util::Expected<void> expect_unchanged(const util::HostRoot& root,
+                                      const std::filesystem::path& node_path,
+                                      const std::optional<std::string>& expected);
+
 // Compare before replace: `expected` is what the plan was made from (nullopt: absent). Right
 // before the atomic rename the file is read again; if it differs, nothing is written and the
 // error (ErrorCode::changed) names the file. `after` nullopt removes the file.

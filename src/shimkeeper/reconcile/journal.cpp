@@ -3,6 +3,7 @@
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/json_reader.hpp"
+#include "shimkeeper/util/utc_time.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -141,12 +142,7 @@ util::Expected<void> Journal::prune_backups(std::size_t keep) const {
 }
 
 std::string now_rfc3339() {
-    std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return buffer;
+    return util::now_rfc3339();
 }
 
 std::string new_transaction_id() {

@@ -318,15 +318,9 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
     // Compare before the first change: a file edited since it was read for the plan stops the
     // transaction here (execute plans once more); the write itself compares again.
     for (const auto& change : plan.config_changes) {
-        auto now = containerd::read_node_file(m_node.root, change.node_path);
-        if (!now) {
-            return refuse(std::move(now.error()));
-        }
-        if (*now != change.before) {
-            return refuse(util::Error(util::ErrorCode::changed,
-                                      change.node_path.string() +
-                                          " changed on disk after shimkeeper read it (an edit "
-                                          "by a person or another tool); it was left as it is"));
+        if (auto same = containerd::expect_unchanged(m_node.root, change.node_path, change.before);
+            !same) {
+            return refuse(std::move(same.error()));
         }
     }
 

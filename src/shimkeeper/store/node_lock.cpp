@@ -1,6 +1,7 @@
 #include "shimkeeper/store/node_lock.hpp"
 
 #include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/utc_time.hpp"
 
 #include <cerrno>
 #include <ctime>
@@ -19,15 +20,6 @@ using Clock = std::chrono::steady_clock;
 // How often a waiting run tries again: a lock is held for a transaction (seconds), so a tenth of
 // a second costs nothing and is far below any timeout a user sets.
 constexpr std::chrono::milliseconds k_poll{100};
-
-std::string now_rfc3339() {
-    std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    ::gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
-}
 
 std::string seconds_text(std::chrono::milliseconds value) {
     std::ostringstream out;
@@ -102,7 +94,7 @@ util::Expected<NodeLock> NodeLock::acquire(const Store& store, const std::string
             k_poll, std::max<Clock::duration>(deadline - Clock::now(), Clock::duration(0))));
     }
     const std::string record =
-        std::to_string(::getpid()) + "\n" + now_rfc3339() + "\n" + command + "\n";
+        std::to_string(::getpid()) + "\n" + util::now_rfc3339() + "\n" + command + "\n";
     if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), record.data(), record.size(), 0) !=
                                              static_cast<ssize_t>(record.size())) {
         return std::unexpected(util::Error::from_errno(
