@@ -6,7 +6,10 @@
 #     artifact on the local server; one that selects other nodes is not;
 #   - a Shim that clashes with a file in shims.d/ yields to the file, with a warning;
 #   - deleting the Shim uninstalls it: the config gets its original bytes back;
-#   - an unreachable API server is an error that changes nothing on the node.
+#   - the Node is told: `installing` (applied with --no-restart), no label;
+#   - the Node's machineID must be this root's /etc/machine-id;
+#   - an unreachable API server: the Shims last read stand in (nothing changes, status says since
+#     when); on a node that never read the cluster it is an error that changes nothing.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -52,7 +55,8 @@ expect_exit 0 sk plan
 expect_output_contains "install demo (handler demo)"
 expect_output_lacks "other"
 expect_exit 0 sk status
-expect_output_contains "Cluster: node node-a, 1 Shim(s) select it: Shim/demo@"
+expect_output_contains "Shim/demo (generation 1): selects this node, nodeSelector wasm=true matches"
+expect_output_contains "Shim/other (generation 1): does not select this node"
 expect_exit 0 sk apply --no-restart
 expect_output_contains "Committed generation 1"
 grep -qF 'runtimes.demo]' "$config" || fail "the selected Shim's runtime is not in the config"
@@ -73,16 +77,43 @@ expect_exit 0 sk plan
 expect_output_contains "the node's own file wins"
 rm "$ROOT/etc/shimkeeper/shims.d/10-demo.toml"
 
-# The API server unreachable: an error, and the node stays exactly as it is.
+annotation=$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/demo}')
+[[ $annotation == *'"state":"installing"'* && $annotation == *'"generation":1'* ]] ||
+    fail "node-a's annotation after apply --no-restart: $annotation"
+[[ -z "$(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}')" ]] ||
+    fail "node-a is labelled although containerd never loaded demo"
+
+# Another machine's Node: refused, nothing changes.
+kube_admin patch node node-a --subresource=status --type=merge \
+    -p '{"status":{"nodeInfo":{"machineID":"0123456789abcdef"}}}' >/dev/null
+echo fedcba9876543210 >"$ROOT/etc/machine-id"
+before="$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")"
+expect_exit 2 sk apply --no-restart
+expect_output_contains "belongs to machine 0123456789abcdef"
+[[ "$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")" == "$before" ]] ||
+    fail "a Node of another machine changed the node"
+echo 0123456789abcdef >"$ROOT/etc/machine-id"
+expect_exit 0 sk apply --no-restart
+
+# The API server unreachable: the Shims last read stand in; the node stays as it is.
 sed "s#server: .*#server: https://127.0.0.1:1#" "$(kube_kubeconfig agent)" >"$T/dead.kubeconfig"
 sed -i "s#^kubeconfig = .*#kubeconfig = \"$T/dead.kubeconfig\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
-before="$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")"
-expect_exit 1 sk apply --no-restart
-expect_output_contains "listing Shims"
+before="$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/bin")"
+expect_exit 0 sk apply --no-restart
+expect_output_contains "cluster: unreachable since"
+expect_output_contains "Nothing to do"
 expect_exit 0 sk status
-expect_output_contains "API server unreachable or refusing"
-[[ "$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/store")" == "$before" ]] ||
+expect_output_contains "unreachable since"
+expect_output_contains "Shim/demo (generation 1): selects this node"
+[[ "$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/bin")" == "$before" ]] ||
     fail "an unreachable API server changed the node"
+# Never read before (the memory gone): an error, and nothing changes.
+mv "$ROOT/var/lib/shimkeeper/state/cluster.json" "$T/cluster.json"
+expect_exit 1 sk apply --no-restart
+expect_output_contains "has not read the cluster before"
+[[ "$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/bin")" == "$before" ]] ||
+    fail "an unreachable API server changed a node that never read the cluster"
+mv "$T/cluster.json" "$ROOT/var/lib/shimkeeper/state/cluster.json"
 sed -i "s#^kubeconfig = .*#kubeconfig = \"$(kube_kubeconfig agent)\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
 
 # The Shim deleted: uninstalled, the config back to its original bytes.

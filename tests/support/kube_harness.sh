@@ -248,6 +248,8 @@ kube_up() {
     ports=$(kube_free_ports 3)
     read -r etcd_port etcd_peer_port apiserver_port <<<"$ports"
     export KUBE_SERVER=https://127.0.0.1:$apiserver_port
+    # For a test that stops the API server and starts it again on the same address.
+    export KUBE_APISERVER_PORT=$apiserver_port KUBE_ETCD_PORT=$etcd_port
     kube_write_pki
     kube_write_tokens
     export KUBECONFIG_ADMIN KUBECONFIG_AGENT

@@ -1,5 +1,6 @@
 // `shimkeeper apply`: one reconcile, then exit. 0 converged, 1 failed (and rolled back),
 // 2 bad input. `--no-restart` edits files and leaves the restart to the operator.
+#include "shimkeeper/cli/cluster_report.hpp"
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
@@ -10,7 +11,21 @@
 
 namespace shimkeeper::cli {
 
+namespace {
+
+// The node is what the transaction made it; a Node that could not be told is said, not fatal.
+void warn_if_failed(const Context& ctx, const util::Expected<void>& reported) {
+    if (!reported) {
+        ctx.log.warning(reported.error().message());
+    }
+}
+
+} // namespace
+
 util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart) {
+    if (ctx.cluster) {
+        ctx.cluster->remember_readings();
+    }
     // Bad input with nothing to recover is refused before the lock: it writes nothing at all.
     auto desired = ctx.load_desired();
     if (!desired && !reconcile::recovery_pending(ctx.store)) {
@@ -26,12 +41,29 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
         ctx.log.warning("recovered interrupted transaction " + recovery.entry.id + ": " +
                         recovery.entry.reason);
     }
+    auto report = ClusterReport::for_context(ctx);
     if (!desired) {
+        if (report) {
+            warn_if_failed(ctx, report->after_invalid());
+        }
         return std::unexpected(desired.error());
     }
-    auto outcome = TRY(reconcile::execute(node, desired->shims, "apply", restart));
-    print_outcome(ctx, outcome, restart);
-    return outcome.exit_code();
+    if (report) {
+        report->attach(node);
+    }
+    auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
+    if (report) {
+        const TxnSummary txn =
+            outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
+        auto state = ctx.store.load_state();
+        warn_if_failed(ctx, state ? report->after(*desired, txn, *state, restart)
+                                  : util::Expected<void>(std::unexpected(state.error())));
+    }
+    if (!outcome) {
+        return std::unexpected(std::move(outcome.error()));
+    }
+    print_outcome(ctx, *outcome, restart);
+    return outcome->exit_code();
 }
 
 void add_apply_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {

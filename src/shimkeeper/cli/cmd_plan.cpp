@@ -1,6 +1,7 @@
 // `shimkeeper plan`: what apply would do, changing nothing.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/cli/status_cluster.hpp"
 #include "shimkeeper/containerd/detection.hpp"
 #include "shimkeeper/containerd/diff.hpp"
 #include "shimkeeper/containerd/plan.hpp"
@@ -110,7 +111,12 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
         exit_code = run_with_context(options, [](Context& ctx) -> util::Expected<int> {
             // The same inputs and the same function as apply's (reconcile/node_plan.hpp); apply
             // only knows more digests, after downloading what `[download needed]` marks.
-            const auto desired = TRY(ctx.load_desired());
+            const auto loaded = ctx.load_desired();
+            const auto cluster = cluster_status_json(ctx, loaded);
+            if (!loaded && ctx.output == OutputFormat::text) {
+                print_cluster_status(cluster);
+            }
+            const auto desired = TRY(loaded);
             const auto state = TRY(ctx.store.load_state());
             const auto detection = TRY(containerd::detect(ctx.root, ctx.settings.containerd));
             const auto artifacts = TRY(
@@ -121,12 +127,14 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
             if (ctx.output == OutputFormat::json) {
                 auto out = plan_to_json(plan, detection);
                 out["recovery_pending"] = recovery_pending;
+                out["cluster"] = cluster;
                 std::cout << out.dump(2) << "\n";
             } else {
                 if (recovery_pending) {
                     std::cout << "An interrupted transaction will be recovered first; the plan "
                                  "below is read from the node as the crash left it.\n";
                 }
+                print_cluster_status(cluster);
                 print_plan_text(plan, detection);
             }
             return 0;

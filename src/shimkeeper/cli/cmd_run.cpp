@@ -2,6 +2,8 @@
 // desired-state sources afresh (files may have changed) and runs the same transaction as
 // `apply`; the loop itself lives in daemon/. Recovery needs only the settings, so a broken
 // drop-in never leaves an interrupted transaction unrecovered.
+#include "shimkeeper/cli/cluster_report.hpp"
+#include "shimkeeper/cli/cluster_watches.hpp"
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
@@ -20,29 +22,35 @@ daemon::ReconcileOutcome failed(const util::Error& error) {
 }
 
 // Each attempt loads the settings afresh and opens the node's edges for them.
-using NodeStep = std::function<daemon::ReconcileOutcome(Context&, const reconcile::Node&)>;
+using NodeStep =
+    std::function<daemon::ReconcileOutcome(Context&, const reconcile::Node&, reconcile::Restart)>;
 
-daemon::ReconcileOutcome on_node(const GlobalOptions& options, const NodeStep& step) {
+daemon::ReconcileOutcome on_node(const GlobalOptions& options, const kube::ClusterFeed* feed,
+                                 reconcile::Restart restart, const NodeStep& step) {
     auto ctx = make_context(options);
     if (!ctx) {
         return failed(ctx.error());
+    }
+    if (ctx->cluster) {
+        ctx->cluster->set_feed(feed);
     }
     // Held for this attempt only: a manual apply waits at most one reconcile, never an idle loop.
     auto lock = lock_node(*ctx, "shimkeeper run", daemon::watchdog_keepalive);
     if (!lock) {
         return failed(lock.error());
     }
-    auto edges = NodeEdges::open(*ctx, reconcile::Restart::yes);
+    auto edges = NodeEdges::open(*ctx, restart);
     if (!edges) {
         return failed(edges.error());
     }
     reconcile::Node node = (*edges)->node();
     node.heartbeat = daemon::watchdog_keepalive; // downloads and health waits can be long
-    return step(*ctx, node);
+    return step(*ctx, node, restart);
 }
 
-daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node) {
-    auto recovery = reconcile::recover(node, reconcile::Restart::yes);
+daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node,
+                                      reconcile::Restart restart) {
+    auto recovery = reconcile::recover(node, restart);
     if (!recovery) {
         return failed(recovery.error());
     }
@@ -52,17 +60,43 @@ daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node) {
     return {true, recovery->needed, summary, {{"recovery", summary}}};
 }
 
-daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& node) {
+daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edges,
+                                        reconcile::Restart restart) {
+    if (ctx.cluster) {
+        ctx.cluster->remember_readings();
+    }
     auto desired = ctx.load_desired();
+    auto report = ClusterReport::for_context(ctx);
     if (!desired) {
+        if (report) {
+            if (auto told = report->after_invalid(); !told) {
+                ctx.log.warning(told.error().message());
+            }
+        }
         // Still recover whatever a crash left behind: that needs no desired state.
-        auto recovered = recover_once(ctx, node);
+        auto recovered = recover_once(ctx, edges, restart);
         if (!recovered.ok) {
             return recovered;
         }
         return failed(desired.error());
     }
-    auto outcome = reconcile::execute(node, desired->shims, "apply", reconcile::Restart::yes);
+    reconcile::Node node = edges;
+    if (report) {
+        report->attach(node);
+    }
+    auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
+    auto state = ctx.store.load_state();
+    if (!state) {
+        return failed(state.error());
+    }
+    // The Node is told even after a failure; a Node that could not be told makes the attempt a
+    // failure, so the daemon tries again (with backoff) until the cluster knows.
+    util::Expected<void> told;
+    if (report) {
+        const TxnSummary txn =
+            outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
+        told = report->after(*desired, txn, *state, restart);
+    }
     if (!outcome) {
         return failed(outcome.error());
     }
@@ -70,14 +104,13 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& nod
         ctx.log.warning("recovered interrupted transaction " + outcome->recovered->id + ": " +
                         outcome->recovered->reason);
     }
-    auto state = ctx.store.load_state();
-    if (!state) {
-        return failed(state.error());
-    }
     const reconcile::NodeStatus status = reconcile::node_status(*outcome, *state);
     auto status_json = node_status_to_json(status);
     if (outcome->exit_code() != 0) {
         return {false, outcome->changed, outcome->reason, status_json};
+    }
+    if (!told) {
+        return {false, outcome->changed, told.error().message(), status_json};
     }
     std::vector<std::string> handlers;
     for (const auto& shim : status.installed) {
@@ -97,17 +130,36 @@ void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code
     cmd->add_option("--status-file", *status_file,
                     "where the current state is kept as JSON (under --root)")
         ->capture_default_str();
-    cmd->callback([&options, &exit_code, status_file] {
+    auto no_restart = std::make_shared<bool>(false);
+    cmd->add_flag("--no-restart", *no_restart,
+                  "change files only and leave containerd's restart to the operator, as "
+                  "`apply --no-restart` (nodes whose restarts another tool owns; benchmarks)");
+    cmd->callback([&options, &exit_code, status_file, no_restart] {
+        const auto restart = *no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
         // No desired state is loaded here: a broken file must not keep the daemon from starting
         // (systemd would restart it in a loop); each reconcile loads it and reports failures.
         const util::HostRoot root = host_root_of(options);
         const std::filesystem::path agent_config = agent_config_of(options, root);
+        const util::Log log = log_of(options);
         daemon::DaemonConfig config;
         config.watch_paths = {agent_config, agent_config.parent_path() / "shims.d"};
         config.status_file = root.on_host(*status_file);
+        auto cluster = ClusterWatches::start(options, log);
+        if (!cluster) {
+            log.error(cluster.error().message());
+            exit_code = 1;
+            return;
+        }
+        const kube::ClusterFeed* feed = nullptr;
+        if (*cluster) {
+            config.change_sources.push_back((*cluster)->change_source());
+            feed = (*cluster)->feed();
+        }
         exit_code = daemon::run_daemon(
-            config, [&options] { return on_node(options, recover_once); },
-            [&options] { return on_node(options, reconcile_once); }, log_of(options));
+            config,
+            [&options, feed, restart] { return on_node(options, feed, restart, recover_once); },
+            [&options, feed, restart] { return on_node(options, feed, restart, reconcile_once); },
+            log);
     });
 }
 

@@ -1,6 +1,7 @@
 // `shimkeeper status`: what the store holds, the generations, which one is current.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/cli/status_cluster.hpp"
 #include "shimkeeper/cli/status_node.hpp"
 
 #include <filesystem>
@@ -50,52 +51,6 @@ std::vector<std::string> users_of(const store::StoreState& state, const std::str
     return users;
 }
 
-// The cluster side, with [kube]: which Node this agent acts for and which Shims select it (read
-// from the desired state already loaded), or why the API server could not tell.
-nlohmann::json cluster_json(const Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
-    if (!ctx.cluster) {
-        return nullptr;
-    }
-    nlohmann::json out{{"node", ctx.cluster->node_name()}};
-    std::vector<std::string> origins;
-    if (loaded) {
-        origins = loaded->origins;
-    } else if (auto alone = ctx.cluster->load()) {
-        origins = alone->origins; // a file was what failed to load
-    } else {
-        out["reachable"] = false;
-        out["error"] = alone.error().message();
-        return out;
-    }
-    nlohmann::json selected = nlohmann::json::array();
-    for (const auto& origin : origins) {
-        if (origin.starts_with("Shim/")) {
-            selected.push_back(origin);
-        }
-    }
-    out["reachable"] = true;
-    out["selected"] = selected;
-    return out;
-}
-
-void print_cluster(const nlohmann::json& cluster) {
-    if (cluster.is_null()) {
-        return;
-    }
-    std::cout << "Cluster: node " << cluster["node"].get<std::string>();
-    if (!cluster["reachable"].get<bool>()) {
-        std::cout << ", API server unreachable or refusing: " << cluster["error"].get<std::string>()
-                  << " (the node is kept as it is)\n";
-        return;
-    }
-    const auto& selected = cluster["selected"];
-    std::cout << ", " << selected.size() << " Shim(s) select it";
-    for (const auto& origin : selected) {
-        std::cout << (&origin == &selected.front() ? ": " : ", ") << origin.get<std::string>();
-    }
-    std::cout << "\n";
-}
-
 util::Expected<int> show_status(Context& ctx) {
     auto state = TRY(ctx.store.load_state());
     const store::Generation* current = state.current_generation();
@@ -139,7 +94,7 @@ util::Expected<int> show_status(Context& ctx) {
                             current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
                            {"desired", desired},
                            {"desired_error", desired_error},
-                           {"cluster", cluster_json(ctx, loaded)}};
+                           {"cluster", cluster_status_json(ctx, loaded)}};
         out.update(node_status(ctx, desired_shims));
         std::cout << out.dump(2) << "\n";
         return 0;
@@ -177,7 +132,7 @@ util::Expected<int> show_status(Context& ctx) {
                   << human_size(a["bytes"].get<std::uint64_t>()) << "  "
                   << (users.empty() ? "staged, not installed" : "used by " + used) << "\n";
     }
-    print_cluster(cluster_json(ctx, loaded));
+    print_cluster_status(cluster_status_json(ctx, loaded));
     print_node_status(node_status(ctx, desired_shims));
     return 0;
 }

@@ -71,11 +71,13 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
     auto settings = TRY(spec::load_agent_settings(agent_config, !options.config.empty()));
     spec::FileSource files(agent_config, agent_config.parent_path() / "shims.d",
                            spec::node_architecture());
+    store::Store store(root, settings.store.dir);
     std::optional<kube::ClusterSource> cluster;
     if (settings.kube) {
-        cluster.emplace(*settings.kube, spec::node_architecture());
+        cluster.emplace(*settings.kube, spec::node_architecture(),
+                        kube::ClusterPlaces{store.state_dir() / "cluster.json",
+                                            root.on_host("/etc/machine-id")});
     }
-    store::Store store(root, settings.store.dir);
     const auto lock_timeout =
         options.no_wait ? std::chrono::milliseconds(0)
                         : std::chrono::milliseconds(static_cast<long>(options.lock_timeout * 1000));

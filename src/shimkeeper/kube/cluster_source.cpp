@@ -3,10 +3,11 @@
 #include "shimkeeper/kube/client.hpp"
 #include "shimkeeper/kube/resource.hpp"
 #include "shimkeeper/kube/shim_object.hpp"
+#include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/utc_time.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <unistd.h>
 
 namespace shimkeeper::kube {
@@ -14,6 +15,31 @@ namespace shimkeeper::kube {
 namespace {
 
 using nlohmann::json;
+
+std::string trim(std::string text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+        text.pop_back();
+    }
+    return text;
+}
+
+std::vector<ShimOnNode> shims_on_node(const ClusterSnapshot& view) {
+    const auto labels = labels_of(view.node);
+    std::vector<ShimOnNode> out;
+    for (const json& shim : view.shims) {
+        const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
+        ShimOnNode entry;
+        entry.name = metadata.value("name", std::string("?"));
+        entry.generation = metadata.value("generation", 0L);
+        entry.deleting = metadata.contains("deletionTimestamp");
+        entry.selects = selects_node(shim, labels);
+        entry.object = shim;
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+} // namespace
 
 std::map<std::string, std::string> labels_of(const json& object) {
     std::map<std::string, std::string> labels;
@@ -28,7 +54,13 @@ std::map<std::string, std::string> labels_of(const json& object) {
     return labels;
 }
 
-} // namespace
+const std::string& ClusterSource::agent_kubeconfig() const {
+    return m_settings.kubeconfig ? *m_settings.kubeconfig : *m_settings.node_kubeconfig;
+}
+
+const std::string& ClusterSource::node_kubeconfig() const {
+    return m_settings.node_kubeconfig ? *m_settings.node_kubeconfig : agent_kubeconfig();
+}
 
 std::string ClusterSource::node_name() const {
     if (m_settings.node_name) {
@@ -42,12 +74,14 @@ std::string ClusterSource::node_name() const {
     return name;
 }
 
-util::Expected<spec::DesiredShims> ClusterSource::load() const {
-    const std::string agent_file = m_settings.kubeconfig.value_or(*m_settings.node_kubeconfig);
-    const std::string node_file = m_settings.node_kubeconfig.value_or(agent_file);
+util::Expected<ClusterSnapshot> ClusterSource::read_live() const {
+    if (m_feed != nullptr) {
+        if (auto fed = m_feed->current()) {
+            return *fed;
+        }
+    }
     const std::string node = node_name();
-
-    Client node_client = TRY(Client::from_kubeconfig(node_file));
+    Client node_client = TRY(Client::from_kubeconfig(node_kubeconfig()));
     auto node_object = node_client.get(nodes_resource(), "", node);
     if (!node_object) {
         return std::unexpected(std::move(node_object.error())
@@ -55,28 +89,119 @@ util::Expected<spec::DesiredShims> ClusterSource::load() const {
                                                  " (set [kube] node_name if it is not " + node +
                                                  ")"));
     }
-    const auto labels = labels_of(*node_object);
-
-    Client agent = TRY(Client::from_kubeconfig(agent_file));
+    Client agent = TRY(Client::from_kubeconfig(agent_kubeconfig()));
     auto shims = agent.list(shims_resource(), "");
     if (!shims) {
         return std::unexpected(std::move(shims.error()).with_context("listing Shims"));
     }
+    ClusterSnapshot view;
+    view.node = trimmed(std::move(*node_object));
+    for (json& shim : shims->items) {
+        view.shims.push_back(trimmed(std::move(shim)));
+    }
+    return view;
+}
+
+util::Expected<void> ClusterSource::check_machine(const ClusterSnapshot& view) const {
+    const std::string recorded =
+        view.node.value(json::json_pointer("/status/nodeInfo/machineID"), std::string());
+    std::error_code ec;
+    if (recorded.empty() || !std::filesystem::exists(m_places.machine_id, ec)) {
+        return {};
+    }
+    const std::string ours = trim(TRY(util::read_file(m_places.machine_id)));
+    if (ours.empty() || ours == recorded) {
+        return {};
+    }
+    return util::fail(util::ErrorCode::invalid_input,
+                      "Node " + node_name() + " belongs to machine " + recorded +
+                          " (its status.nodeInfo.machineID) but this host's " +
+                          m_places.machine_id.string() + " says " + ours +
+                          ": refusing to act for another machine's Node; set [kube] node_name "
+                          "to this host's Node");
+}
+
+util::Expected<ClusterReading> ClusterSource::read() const {
+    const ClusterMemory memory(m_places.memory_file);
+    auto remembered = memory.load();
+    auto live = read_live();
+    ClusterReading reading;
+    if (live) {
+        TRY(check_machine(*live)); // before it is remembered: nothing is kept for a wrong Node
+        live->read_at = util::now_rfc3339();
+        const bool same = remembered && *remembered && (*remembered)->same_objects(*live) &&
+                          (*remembered)->unreachable_since.empty();
+        if (same) {
+            live->read_at = (*remembered)->read_at; // unchanged: no write
+        } else if (m_remember) {
+            TRY(memory.save(*live));
+        }
+        reading.view = std::move(*live);
+    } else {
+        // Only an API server that does not answer falls back; a refusal (403, a missing Node)
+        // is a mistake to fix, not an outage to ride out.
+        if (live.error().code() != util::ErrorCode::network) {
+            return std::unexpected(std::move(live.error()));
+        }
+        if (!remembered) {
+            return std::unexpected(std::move(remembered.error()));
+        }
+        if (!*remembered) {
+            return std::unexpected(
+                std::move(live.error())
+                    .with_context("the API server did not answer and this node has not read the "
+                                  "cluster before, so its Shims are unknown"));
+        }
+        reading.view = std::move(**remembered);
+        reading.live = false;
+        reading.problem = live.error().message();
+        if (reading.view.unreachable_since.empty()) {
+            reading.view.unreachable_since = util::now_rfc3339();
+            if (m_remember) {
+                TRY(memory.save(reading.view));
+            }
+        }
+    }
+    if (!reading.live) {
+        TRY(check_machine(reading.view));
+    }
+    reading.shims = shims_on_node(reading.view);
+    return reading;
+}
+
+util::Expected<spec::DesiredShims> ClusterSource::load() const {
+    m_last.reset();
+    ClusterReading reading = TRY(read());
     spec::DesiredShims out;
-    for (const json& shim : shims->items) {
-        const std::string name = shim["metadata"].value("name", std::string("?"));
-        if (!selects_node(shim, labels)) {
+    if (!reading.live) {
+        out.warnings.push_back("cluster: unreachable since " + reading.view.unreachable_since +
+                               " (" + reading.problem + "): keeping the Shims read at " +
+                               reading.view.read_at);
+    }
+    std::optional<util::Error> first_invalid;
+    for (ShimOnNode& shim : reading.shims) {
+        if (!shim.selects) {
             continue;
         }
-        if (shim["metadata"].contains("deletionTimestamp")) {
-            out.warnings.push_back("Shim/" + name + " is being deleted: uninstalling it here");
+        if (shim.deleting) {
+            out.warnings.push_back("Shim/" + shim.name + " is being deleted: uninstalling it here");
             continue;
         }
-        // A selecting Shim that does not validate stops the whole load: leaving it out would
-        // uninstall what an earlier, valid version of it installed. The node stays as it is.
-        auto spec = TRY(shim_spec_of(shim, m_arch));
-        out.origins.push_back(spec.location.to_string());
-        out.shims.push_back(std::move(spec));
+        auto spec = shim_spec_of(shim.object, m_arch);
+        if (!spec) {
+            // Stops the whole load (see above); every invalid one is named on the Node.
+            shim.invalid = spec.error().message();
+            if (!first_invalid) {
+                first_invalid = std::move(spec.error());
+            }
+            continue;
+        }
+        out.origins.push_back(spec->location.to_string());
+        out.shims.push_back(std::move(*spec));
+    }
+    m_last = std::move(reading);
+    if (first_invalid) {
+        return std::unexpected(std::move(*first_invalid));
     }
     return out;
 }

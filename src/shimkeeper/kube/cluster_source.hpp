@@ -2,32 +2,96 @@
 // Node is read for its labels (with the node's identity when [kube] node_kubeconfig is set,
 // else the agent's), every Shim with the agent's identity; each selecting Shim becomes a
 // ShimSpec through shim_object.hpp. A Shim being deleted is left out (so the node uninstalls it);
-// one that clashes with a file in shims.d/ yields to the file (spec::gather). A selecting Shim
-// that does not validate, and an API server that does not answer, are errors: the caller then
-// changes nothing on the node, rather than uninstalling what it cannot read.
+// one that clashes with a file in shims.d/ yields to the file (spec::gather).
+//
+// What may change the node, and what may not:
+//   - a selecting Shim that does not validate is an error: the node stays as it is, rather than
+//     uninstalling what an earlier, valid version of it installed;
+//   - an API server that does not answer (a transport failure, a 5xx): the last reading kept in
+//     the store (cluster_memory.hpp) stands in, with a warning, so files still apply and no
+//     cluster shim is removed; with no reading kept yet, an error;
+//   - a Node whose status.nodeInfo.machineID is not this host's /etc/machine-id: an error (the
+//     agent was given another machine's node name).
 #pragma once
 
+#include "shimkeeper/kube/cluster_memory.hpp"
 #include "shimkeeper/spec/agent_settings.hpp"
 #include "shimkeeper/spec/sources.hpp"
 
+#include <optional>
 #include <string>
 
 namespace shimkeeper::kube {
 
+// One Shim as this node sees it.
+struct ShimOnNode {
+    std::string name;
+    long generation = 0; // metadata.generation: what the node reports it reached
+    nlohmann::json object;
+    bool selects = false;  // its nodeSelector matches this Node's labels
+    bool deleting = false; // metadata.deletionTimestamp is set
+    std::string invalid;   // a selecting Shim that does not validate: why
+};
+
+struct ClusterReading {
+    ClusterSnapshot view;
+    bool live = true;    // false: the API server did not answer; `view` is the last reading
+    std::string problem; // why not live
+    std::vector<ShimOnNode> shims;
+};
+
+// Where a reading comes from when the daemon's watches already hold it (cluster_watch.hpp):
+// no request at all. nullopt: not synced, read through REST.
+class ClusterFeed {
+public:
+    virtual ~ClusterFeed() = default;
+    virtual std::optional<ClusterSnapshot> current() const = 0;
+};
+
+struct ClusterPlaces {
+    std::filesystem::path memory_file; // <store>/state/cluster.json
+    std::filesystem::path machine_id;  // <root>/etc/machine-id
+};
+
 class ClusterSource : public spec::DesiredSource {
 public:
-    ClusterSource(spec::KubeSettings settings, std::string arch)
-        : m_settings(std::move(settings)), m_arch(std::move(arch)) {}
+    ClusterSource(spec::KubeSettings settings, std::string arch, ClusterPlaces places)
+        : m_settings(std::move(settings)), m_arch(std::move(arch)), m_places(std::move(places)) {}
 
     util::Expected<spec::DesiredShims> load() const override;
     bool yields_on_conflict() const override { return true; }
 
+    // Reads the cluster (or the feed, or the memory when the API server does not answer).
+    util::Expected<ClusterReading> read() const;
+    // What the last load() read, for reporting on the Node; nullopt before or when it failed
+    // before reading anything.
+    const std::optional<ClusterReading>& last_reading() const { return m_last; }
+
+    // Commands that hold the node lock (apply, run) keep what they read in the store; plan and
+    // status only read it.
+    void remember_readings() { m_remember = true; }
+    void set_feed(const ClusterFeed* feed) { m_feed = feed; }
+
+    const spec::KubeSettings& settings() const { return m_settings; }
+    const std::string& agent_kubeconfig() const;
+    const std::string& node_kubeconfig() const;
     // [kube] node_name, else this host's name lowercased (what the kubelet registers by default).
     std::string node_name() const;
+    const ClusterPlaces& places() const { return m_places; }
 
 private:
+    util::Expected<ClusterSnapshot> read_live() const;
+    util::Expected<void> check_machine(const ClusterSnapshot& view) const;
+
     spec::KubeSettings m_settings;
     std::string m_arch;
+    ClusterPlaces m_places;
+    const ClusterFeed* m_feed = nullptr;
+    bool m_remember = false;
+    mutable std::optional<ClusterReading> m_last;
 };
+
+// The labels of a read object (metadata.labels), strings only.
+std::map<std::string, std::string> labels_of(const nlohmann::json& object);
 
 } // namespace shimkeeper::kube

@@ -15,6 +15,8 @@
 
 namespace shimkeeper::reconcile {
 
+struct NodePlan;
+
 // Restart::no is `apply --no-restart` and `bake`: files change, containerd is left alone.
 enum class Restart { yes, no };
 
@@ -29,6 +31,10 @@ struct Node {
     const util::Log& log;
     // Called during long steps (downloads, waiting for containerd): the daemon's watchdog ping.
     std::function<void()> heartbeat = {};
+    // Called once the plan is final, before the first change (cluster mode: the Node's label
+    // goes before the handler does). An error refuses the transaction; nothing has changed.
+    std::function<util::Expected<void>(const NodePlan&, const store::StoreState&)> before_change =
+        {};
 };
 
 } // namespace shimkeeper::reconcile

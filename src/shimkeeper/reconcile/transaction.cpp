@@ -95,6 +95,7 @@ util::Expected<Outcome> Transaction::refuse(util::Error error) {
 
 util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectation& expectation,
                                                     std::string& reason) {
+    m_node.log.debug("restarting " + m_node.detection.unit + " to load the changed config");
     auto restarted = m_node.restarts->restart(m_node.detection.unit);
     ++m_entry.restarts;
     ++m_outcome.restarts;
@@ -315,6 +316,11 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
         return refuse(std::move(saved.error()));
     }
     fault_point("planned");
+    if (m_node.before_change) {
+        if (auto told = m_node.before_change(plan, state); !told) {
+            return refuse(std::move(told.error()));
+        }
+    }
     // Compare before the first change: a file edited since it was read for the plan stops the
     // transaction here (execute plans once more); the write itself compares again.
     for (const auto& change : plan.config_changes) {

@@ -1,0 +1,67 @@
+// Cluster mode around a transaction: what the node's own Node says about its cluster shims.
+//   before the first change: a cluster shim about to go loses its label (no new pods are
+//   scheduled onto a handler that is leaving; if that patch fails, the transaction does not
+//   start), one about to be installed or upgraded says `installing`;
+//   after: `installed` with the label for every selected Shim the node runs healthy, `failed`
+//   with the reason and no label where the transaction failed or the Shim does not validate,
+//   `conflict` where a file in shims.d/ won, and nothing at all for Shims that do not select
+//   this node (or are gone).
+// The states are derived from the node and the reading every time, so a report lost to an
+// outage is sent by the next reconcile.
+#pragma once
+
+#include "shimkeeper/cli/context.hpp"
+#include "shimkeeper/kube/node_reporter.hpp"
+#include "shimkeeper/reconcile/node.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
+
+#include <memory>
+#include <set>
+#include <string>
+
+namespace shimkeeper::cli {
+
+// How the transaction ended, as far as the Node is told: why it failed (empty when it did not)
+// and the shims it changed. Whether each Shim is installed is read from the store afterwards.
+struct TxnSummary {
+    std::string reason;
+    std::set<std::string> touched;
+
+    static TxnSummary of(const reconcile::Outcome& outcome);
+    static TxnSummary refused(const util::Error& error);
+};
+
+class ClusterReport {
+public:
+    // nullptr without [kube], or when the cluster was not read (the load failed before that).
+    static std::unique_ptr<ClusterReport> for_context(const Context& ctx);
+
+    // Hooks the before-change report into the transaction.
+    void attach(reconcile::Node& node);
+    util::Expected<void> after(const spec::DesiredShims& desired, const TxnSummary& txn,
+                               const store::StoreState& state, reconcile::Restart restart);
+    // After a load that failed: every selecting Shim that does not validate is `failed`.
+    util::Expected<void> after_invalid();
+
+private:
+    ClusterReport(const Context& ctx, kube::ClusterReading reading)
+        : m_ctx(ctx), m_reading(std::move(reading)), m_reporter(*ctx.cluster, m_reading, ctx.log) {}
+
+    util::Expected<void> before_change(const reconcile::NodePlan& plan,
+                                       const store::StoreState& state);
+
+    const Context& m_ctx;
+    kube::ClusterReading m_reading;
+    kube::NodeReporter m_reporter;
+};
+
+// Pure, for tests: the reports themselves.
+kube::NodeReport report_before_change(const kube::ClusterReading& reading,
+                                      const reconcile::NodePlan& plan,
+                                      const store::StoreState& state);
+kube::NodeReport report_after(const kube::ClusterReading& reading,
+                              const spec::DesiredShims& desired, const TxnSummary& txn,
+                              const store::StoreState& state, reconcile::Restart restart);
+kube::NodeReport report_invalid(const kube::ClusterReading& reading);
+
+} // namespace shimkeeper::cli

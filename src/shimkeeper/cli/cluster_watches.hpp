@@ -1,0 +1,36 @@
+// What `shimkeeper run` adds in cluster mode: one curl-multi loop on its own sd_event, plugged
+// into the daemon's loop as a change source, carrying the node's two watches (and, later, the
+// coordinator). [kube] is read once, at start: a changed kubeconfig path or node name takes
+// `systemctl restart shimkeeper` (files in shims.d/ are still picked up live).
+#pragma once
+
+#include "shimkeeper/cli/context.hpp"
+#include "shimkeeper/daemon/daemon.hpp"
+#include "shimkeeper/kube/cluster_watch.hpp"
+#include "shimkeeper/kube/curl_event_loop.hpp"
+
+#include <memory>
+
+namespace shimkeeper::cli {
+
+class ClusterWatches {
+public:
+    // nullptr without [kube] (or when the settings do not load yet: each reconcile reports
+    // that); an Error when the watches cannot be set up at all.
+    static util::Expected<std::unique_ptr<ClusterWatches>> start(const GlobalOptions& options,
+                                                                 const util::Log& log);
+
+    daemon::ChangeSource change_source();
+    const kube::ClusterFeed* feed() const { return m_watch.get(); }
+
+private:
+    ClusterWatches(std::unique_ptr<kube::CurlEventLoop> loop, const util::Log& log)
+        : m_loop(std::move(loop)), m_log(log) {}
+
+    std::unique_ptr<kube::CurlEventLoop> m_loop;
+    std::unique_ptr<kube::ClusterWatch> m_watch;
+    const util::Log& m_log;
+    std::string m_last_problem;
+};
+
+} // namespace shimkeeper::cli

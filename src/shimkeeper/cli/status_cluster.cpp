@@ -1,0 +1,117 @@
+#include "shimkeeper/cli/status_cluster.hpp"
+
+#include "shimkeeper/kube/node_state.hpp"
+
+#include <iostream>
+
+namespace shimkeeper::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// Why a Shim selects this node or not, in the words of its nodeSelector.
+std::string selection_reason(const kube::ShimOnNode& shim) {
+    const json selector = shim.object.value(json::json_pointer("/spec/nodeSelector"), json());
+    if (!selector.is_object() || selector.empty()) {
+        return shim.selects ? "no nodeSelector: every node but the control plane"
+                            : "no nodeSelector, and this is a control-plane node";
+    }
+    std::string text;
+    for (const auto& [key, value] : selector.items()) {
+        text += (text.empty() ? "" : ",") + key + "=" +
+                (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    return "nodeSelector " + text + (shim.selects ? " matches" : " does not match");
+}
+
+} // namespace
+
+json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
+    if (!ctx.cluster) {
+        return nullptr;
+    }
+    const kube::ClusterSource& source = *ctx.cluster;
+    json out{{"node", source.node_name()},
+             {"kubeconfig", source.agent_kubeconfig()},
+             {"node_kubeconfig", source.node_kubeconfig()}};
+    const auto& reading = source.last_reading();
+    if (!reading) {
+        // Nothing read: the error is the desired state's (a refusal, or no memory yet).
+        out["reachable"] = false;
+        out["error"] = loaded ? std::string("not read") : loaded.error().message();
+        return out;
+    }
+    out["reachable"] = reading->live;
+    out["read_at"] = reading->view.read_at;
+    if (!reading->live) {
+        out["unreachable_since"] = reading->view.unreachable_since;
+        out["error"] = reading->problem;
+    }
+    const kube::NodeShimKeys keys = kube::shim_keys_of(reading->view.node);
+    json shims = json::array();
+    for (const auto& shim : reading->shims) {
+        json entry{{"name", shim.name},
+                   {"generation", shim.generation},
+                   {"selects", shim.selects},
+                   {"why", selection_reason(shim)},
+                   {"deleting", shim.deleting}};
+        if (!shim.invalid.empty()) {
+            entry["invalid"] = shim.invalid;
+        }
+        if (auto said = keys.annotations.find(shim.name); said != keys.annotations.end()) {
+            if (auto state = kube::node_shim_state_of(said->second)) {
+                entry["node_says"] = kube::to_json(*state);
+            }
+        }
+        entry["labelled"] = keys.labels.contains(shim.name);
+        shims.push_back(std::move(entry));
+    }
+    out["shims"] = std::move(shims);
+    return out;
+}
+
+void print_cluster_status(const json& cluster) {
+    if (cluster.is_null()) {
+        return;
+    }
+    std::cout << "Cluster: node " << cluster["node"].get<std::string>() << " (agent "
+              << cluster["kubeconfig"].get<std::string>() << ", node credential "
+              << cluster["node_kubeconfig"].get<std::string>() << ")\n";
+    if (!cluster.contains("shims")) {
+        std::cout << "  API server unreachable or refusing: " << cluster["error"].get<std::string>()
+                  << " (the node is kept as it is)\n";
+        return;
+    }
+    if (cluster["reachable"].get<bool>()) {
+        std::cout << "  connected\n";
+    } else {
+        std::cout << "  unreachable since " << cluster["unreachable_since"].get<std::string>()
+                  << ": " << cluster["error"].get<std::string>() << "\n  keeping the Shims read at "
+                  << cluster["read_at"].get<std::string>() << "\n";
+    }
+    for (const auto& shim : cluster["shims"]) {
+        std::cout << "  Shim/" << shim["name"].get<std::string>() << " (generation "
+                  << shim["generation"].get<long>()
+                  << "): " << (shim["selects"].get<bool>() ? "selects" : "does not select")
+                  << " this node, " << shim["why"].get<std::string>();
+        if (shim["deleting"].get<bool>()) {
+            std::cout << "; being deleted";
+        }
+        if (shim.contains("invalid")) {
+            std::cout << "; invalid: " << shim["invalid"].get<std::string>();
+        }
+        if (shim.contains("node_says")) {
+            const auto& said = shim["node_says"];
+            std::cout << "; Node says " << said["state"].get<std::string>() << " at generation "
+                      << said["generation"].get<long>()
+                      << (shim["labelled"].get<bool>() ? ", labelled" : ", not labelled");
+            if (said.contains("reason")) {
+                std::cout << " (" << said["reason"].get<std::string>() << ")";
+            }
+        }
+        std::cout << "\n";
+    }
+}
+
+} // namespace shimkeeper::cli

@@ -1,0 +1,17 @@
+// The cluster side of `status` and `plan`, with [kube]: who the agent is (its kubeconfigs and
+// node name), whether the API server answered (or since when it has not), and every Shim: does
+// it select this node and why, and what this node's Node says about it.
+#pragma once
+
+#include "shimkeeper/cli/context.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace shimkeeper::cli {
+
+// After ctx.load_desired() ran (whatever it returned): null without [kube].
+nlohmann::json cluster_status_json(const Context& ctx,
+                                   const util::Expected<spec::DesiredShims>& loaded);
+void print_cluster_status(const nlohmann::json& cluster);
+
+} // namespace shimkeeper::cli

@@ -1,0 +1,145 @@
+#include "shimkeeper/kube/cluster_watch.hpp"
+
+#include "shimkeeper/kube/node_state.hpp"
+#include "shimkeeper/kube/resource.hpp"
+
+namespace shimkeeper::kube {
+
+namespace {
+
+using nlohmann::json;
+
+std::string name_of(const json& object) {
+    return object.value(json::json_pointer("/metadata/name"), std::string());
+}
+
+// What of the Node decides which Shims select it: labels other than shimkeeper's own, and the
+// machineID the agent checks.
+json node_fingerprint(const json& node) {
+    json labels = json::object();
+    for (const auto& [key, value] : labels_of(node)) {
+        if (!key.starts_with(k_shim_key_prefix)) {
+            labels[key] = value;
+        }
+    }
+    return {labels, node.value(json::json_pointer("/status/nodeInfo/machineID"), std::string())};
+}
+
+json shim_fingerprint(const json& shim) {
+    const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
+    return {metadata.value("uid", std::string()), metadata.value("generation", 0L),
+            metadata.contains("deletionTimestamp")};
+}
+
+} // namespace
+
+util::Expected<std::unique_ptr<ClusterWatch>> ClusterWatch::create(CurlEventLoop& loop,
+                                                                   const ClusterSource& source) {
+    Client agent = TRY(Client::from_kubeconfig(source.agent_kubeconfig()));
+    Client node = TRY(Client::from_kubeconfig(source.node_kubeconfig()));
+    return std::unique_ptr<ClusterWatch>(
+        new ClusterWatch(loop, std::move(agent), std::move(node), source.node_name()));
+}
+
+util::Expected<void> ClusterWatch::start() {
+    m_shim_watch =
+        std::make_unique<Watch>(m_agent.connection(), m_loop, shims_resource(), "", WatchSettings{},
+                                [this](const WatchEvent& e) { on_shim(e); });
+    WatchSettings node_settings;
+    node_settings.field_selector = "metadata.name=" + m_node_name;
+    m_node_watch =
+        std::make_unique<Watch>(m_node_client.connection(), m_loop, nodes_resource(), "",
+                                node_settings, [this](const WatchEvent& e) { on_node(e); });
+    TRY(m_shim_watch->start());
+    TRY(m_node_watch->start());
+    return {};
+}
+
+void ClusterWatch::on_shim(const WatchEvent& event) {
+    switch (event.kind) {
+    case WatchEvent::Kind::synced:
+        m_shims.clear();
+        for (const json& item : event.items) {
+            m_shims[name_of(item)] = trimmed(item);
+        }
+        m_shims_synced = true;
+        break;
+    case WatchEvent::Kind::added:
+    case WatchEvent::Kind::modified:
+        m_shims[name_of(event.object)] = trimmed(event.object);
+        break;
+    case WatchEvent::Kind::deleted:
+        m_shims.erase(name_of(event.object));
+        break;
+    }
+    note_fingerprint();
+}
+
+void ClusterWatch::on_node(const WatchEvent& event) {
+    switch (event.kind) {
+    case WatchEvent::Kind::synced:
+        m_node = event.items.empty() ? json() : trimmed(event.items.front());
+        m_node_synced = true;
+        break;
+    case WatchEvent::Kind::added:
+    case WatchEvent::Kind::modified:
+        m_node = trimmed(event.object);
+        break;
+    case WatchEvent::Kind::deleted:
+        m_node = json();
+        break;
+    }
+    note_fingerprint();
+}
+
+void ClusterWatch::note_fingerprint() {
+    json shims = json::object();
+    for (const auto& [name, shim] : m_shims) {
+        shims[name] = shim_fingerprint(shim);
+    }
+    const std::string now =
+        json{shims, m_node.is_object() ? node_fingerprint(m_node) : json()}.dump();
+    if (now != m_fingerprint) {
+        m_fingerprint = now;
+        m_changed = true;
+    }
+}
+
+std::optional<ClusterSnapshot> ClusterWatch::current() const {
+    if (!problem().empty()) {
+        return std::nullopt;
+    }
+    ClusterSnapshot view;
+    view.node = m_node;
+    for (const auto& [name, shim] : m_shims) {
+        view.shims.push_back(shim);
+    }
+    return view;
+}
+
+std::string ClusterWatch::problem() const {
+    if (!m_shim_watch || !m_node_watch) {
+        return "the cluster watches are not started";
+    }
+    for (const Watch* watch : {m_shim_watch.get(), m_node_watch.get()}) {
+        if (watch->stopped()) {
+            return watch->stopped()->message();
+        }
+        if (watch->state().failures() > 0) {
+            return watch->state().last_problem();
+        }
+    }
+    if (!m_shims_synced || !m_node_synced) {
+        return "the cluster watches have not listed yet";
+    }
+    if (!m_node.is_object()) {
+        return "Node " + m_node_name + " does not exist";
+    }
+    return {};
+}
+
+bool ClusterWatch::take_changed() {
+    return std::exchange(m_changed, false);
+}
+
+} // namespace shimkeeper::kube

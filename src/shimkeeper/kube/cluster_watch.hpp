@@ -1,0 +1,65 @@
+// The daemon's two watches in cluster mode (CLUSTER.md, "Node worker"): every Shim, and this
+// node's own Node (fieldSelector metadata.name=<node>, all the Node authorizer lets a node
+// credential watch). They hold the current objects, so a reconcile reads them without a request
+// (a ClusterFeed for ClusterSource), and they say when something that decides the desired state
+// changed: a Shim appearing, going, being deleted or getting a new spec (metadata.generation; a
+// status write by the coordinator is not a change), or the Node's labels or machineID. The
+// node's own writes to its shimkeeper keys are not changes either, so a report never wakes the
+// reconcile it came from.
+//
+// Idle cost: two open watches, bookmarks, and a re-watch every few minutes (watch_state.hpp).
+#pragma once
+
+#include "shimkeeper/kube/client.hpp"
+#include "shimkeeper/kube/cluster_source.hpp"
+#include "shimkeeper/kube/curl_event_loop.hpp"
+#include "shimkeeper/kube/watch.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace shimkeeper::kube {
+
+class ClusterWatch : public ClusterFeed {
+public:
+    // Reads the kubeconfigs of `source`; the watches start with start().
+    static util::Expected<std::unique_ptr<ClusterWatch>> create(CurlEventLoop& loop,
+                                                                const ClusterSource& source);
+    ClusterWatch(const ClusterWatch&) = delete;
+    ClusterWatch& operator=(const ClusterWatch&) = delete;
+
+    util::Expected<void> start();
+
+    // Both watches synced and neither failing now: what they hold is the cluster.
+    std::optional<ClusterSnapshot> current() const override;
+    // True once after each change that may change the desired state.
+    bool take_changed();
+    // Why the watches are not current, for logs and status ("" when they are).
+    std::string problem() const;
+
+private:
+    ClusterWatch(CurlEventLoop& loop, Client agent, Client node, std::string node_name)
+        : m_loop(loop), m_agent(std::move(agent)), m_node_client(std::move(node)),
+          m_node_name(std::move(node_name)) {}
+
+    void on_shim(const WatchEvent& event);
+    void on_node(const WatchEvent& event);
+    void note_fingerprint();
+
+    CurlEventLoop& m_loop;
+    Client m_agent;
+    Client m_node_client;
+    std::string m_node_name;
+    std::unique_ptr<Watch> m_shim_watch;
+    std::unique_ptr<Watch> m_node_watch;
+
+    std::map<std::string, nlohmann::json> m_shims; // by name
+    nlohmann::json m_node;
+    bool m_shims_synced = false;
+    bool m_node_synced = false;
+    std::string m_fingerprint; // of what decides the desired state
+    bool m_changed = false;
+};
+
+} // namespace shimkeeper::kube

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Issue 7, tests 2-4, 6 and 7: two real sandboxed nodes (systemd --user + containerd each, side by
+# side, tests/support/cluster_node.sh), each with `shimkeeper run` in cluster mode against the
+# real API server, driven only with kubectl as a cluster operator would:
+#   - a Shim selecting node-a: only node-a installs; its label appears only once CRI lists the
+#     handler; a CRI pod sandbox on the handler runs the installed binary; node-b's config bytes
+#     and containerd are untouched;
+#   - node-b relabelled to match installs it too; a new artifact in the Shim upgrades both;
+#   - a change containerd refuses on node-b only: rolled back there, annotation `failed` with the
+#     reason, no label, a Warning Event on the Shim; node-a installs it;
+#   - the API server stopped: nothing changes on the nodes, `status` says unreachable; back up,
+#     the agents converge on what changed meanwhile;
+#   - the Shim deleted: each node takes its label off before containerd drops the handler
+#     (agent log order), then the handler leaves CRI and the annotation goes.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
+kube_require_peers
+node_reexec_in_namespace "$@"
+sk_init
+kube_up "$T/kube"
+node_shim_serve
+for variant in v1 v2; do
+    node_shim_artifact demo "$variant"
+done
+node_shim_artifact broken v1
+
+kube_create_node node-a wasm=true
+kube_create_node node-b
+
+# start_node LETTER: node-LETTER in $T/LETTER, with its agent.
+start_node() {
+    bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/$1" "node-$1" \
+        "$(kube_kubeconfig agent)" "$(kube_kubeconfig "node-$1")" >"$T/$1.out" 2>&1 &
+    sk_track $!
+}
+# on LETTER CMD...: CMD with that node's exports (its containerd, its systemd --user).
+on() {
+    local letter=$1
+    shift
+    (
+        # shellcheck disable=SC1090
+        source "$T/$letter/node.env"
+        "$@"
+    )
+}
+agent_log() { cat "$T/$1/agent.log" 2>/dev/null; }
+agent_committed() {
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1])).get("result") or {}
+sys.exit(0 if r.get("result") == "committed" else 1)' "$T/$1/status.json" 2>/dev/null
+}
+label() {
+    kube_admin get node "node-$1" \
+        -o jsonpath="{.metadata.labels.shim\.containerd\.x-k8s\.io/$2}"
+}
+# state LETTER SHIM: the annotation's state and generation, "installed@2"; "" when none.
+state() {
+    kube_admin get node "node-$1" -o json | python3 -c 'import json, sys
+a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1])
+print("" if a is None else "%s@%s" % (json.loads(a)["state"], json.loads(a)["generation"]))' "$2"
+}
+state_is() { [[ "$(state "$1" "$2")" == "$3" ]]; }
+labelled() { [[ "$(label "$1" "$2")" == true ]]; }
+unlabelled() { [[ -z "$(label "$1" "$2")" ]]; }
+wait_state() {
+    kube_wait_for "${4:-90}" state_is "$1" "$2" "$3" ||
+        fail "node-$1 says '$(state "$1" "$2")' about $2, not $3; its agent: $(agent_log "$1" | tail -n 25)"
+}
+shim_object() { # NAME VARIANT SELECTOR
+    cat <<YAML
+apiVersion: containerd.x-k8s.io/v1alpha1
+kind: Shim
+metadata: {name: $1}
+spec:
+  nodeSelector: $3
+  runtimeType: io.containerd.$1.v2
+  fetchStrategy:
+    type: anonymousHttp
+    anonHttp: {location: "$SERVER_URL/$1-$2.tar.gz", sha256: "$(node_shim_digest "$1" "$2")"}
+YAML
+}
+
+start_node a
+start_node b
+for letter in a b; do
+    kube_wait_for 60 test -e "$T/$letter/ready" || fail "node $letter did not come up: $(cat "$T/$letter.out")"
+    kube_wait_for 60 agent_committed "$letter" ||
+        fail "the agent of node-$letter did not converge: $(agent_log "$letter")"
+done
+config_b=$(on b node_config_digest)
+
+echo "--- a Shim selecting node-a"
+shim_object demo v1 '{wasm: "true"}' | kube_admin apply -f - >/dev/null
+kube_wait_for 90 labelled a demo || fail "node-a never got the demo label: $(agent_log a | tail -n 30)"
+# The label means "healthy with it": CRI lists the handler by now.
+on a node_cri_has_handler demo || fail "node-a is labelled but CRI does not list handler demo"
+wait_state a demo installed@1
+on a node_pause_image >/dev/null
+pod=$(on a node_cri_client run-pod demo-pod demo "$(on a printenv NODE_CGROUP_PARENT)")
+exe=$(on a node_pod_shim_exe "$pod")
+[[ $exe == "$T/a/var/lib/shimkeeper/store/sha256/$(node_shim_digest demo v1)/containerd-shim-demo-v2" ]] ||
+    fail "the pod sandbox on node-a runs $exe, not the installed shim"
+on a node_cri_client stop-pod "$pod" >/dev/null
+on a node_cri_client remove-pod "$pod" >/dev/null
+[[ -z "$(state b demo)" ]] && unlabelled b demo || fail "node-b says something about demo"
+[[ "$(on b node_config_digest)" == "$config_b" ]] || fail "node-b's containerd config changed"
+[[ "$(on b node_starts)" == 0 ]] || fail "node-b's containerd restarted $(on b node_starts) time(s)"
+
+echo "--- node-b relabelled to match, then a new artifact for both"
+kube_admin label node node-b wasm=true >/dev/null
+kube_wait_for 90 labelled b demo || fail "node-b never got the demo label: $(agent_log b | tail -n 30)"
+shim_object demo v2 '{wasm: "true"}' | kube_admin apply -f - >/dev/null
+for letter in a b; do
+    wait_state "$letter" demo installed@2
+    labelled "$letter" demo || fail "node-$letter lost its label after the upgrade"
+    [[ "$(on "$letter" node_handler_binary demo)" == "$T/$letter/var/lib/shimkeeper/bin/containerd-shim-demo-v2" ]] ||
+        fail "node-$letter's handler demo points at $(on "$letter" node_handler_binary demo)"
+    [[ "$(readlink "$T/$letter/var/lib/shimkeeper/bin/containerd-shim-demo-v2")" == *"$(node_shim_digest demo v2)"* ]] ||
+        fail "node-$letter's demo link is not the v2 artifact"
+done
+
+echo "--- a change containerd refuses on node-b only"
+on b node_unit_dropin 60-refuse-broken "[Service]
+ExecStartPre=/bin/sh -c '! grep -rq \"runtimes\\.broken\" $T/b/etc/containerd'"
+config_b=$(on b node_config_digest)
+shim_object broken v1 '{wasm: "true"}' | kube_admin apply -f - >/dev/null
+wait_state a broken installed@1
+wait_state b broken failed@1 120
+unlabelled b broken || fail "node-b carries the broken label after failing"
+on b node_cri_lacks_handler broken || fail "node-b's CRI lists the refused handler"
+on b node_cri_has_handler demo || fail "node-b lost demo while rolling back broken"
+[[ "$(on b node_config_digest)" == "$config_b" ]] || fail "node-b's config is not as before the failed change"
+kube_admin get node node-b -o json | grep -q 'rolled back' ||
+    fail "node-b's annotation does not say it rolled back"
+has_warning() {
+    kube_admin get events.events.k8s.io -n default -o json | python3 -c 'import json, sys
+ok = any(e["type"] == "Warning" and e["reason"] == "InstallFailed" and e["regarding"]["kind"] == "Shim"
+         and e["regarding"]["name"] == "broken" and "node-b" in e.get("note", "")
+         for e in json.load(sys.stdin)["items"])
+sys.exit(0 if ok else 1)'
+}
+kube_wait_for 30 has_warning || fail "no Warning Event about Shim/broken naming node-b"
+kube_admin delete shim broken --wait=false >/dev/null
+on b node_unit_dropin 60-refuse-broken
+kube_wait_for 90 unlabelled a broken || fail "node-a kept the broken label after deletion"
+
+echo "--- the API server stopped: nodes unchanged; back up: converged"
+declare -A before
+for letter in a b; do
+    before[$letter]="$(on "$letter" node_config_digest) $(on "$letter" node_starts)"
+done
+kube_stop_pid "$KUBE_APISERVER_PID"
+unreachable() { "$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" status 2>&1 | grep -q "unreachable since"; }
+kube_wait_for 60 unreachable || fail "status on node-a does not say unreachable: $("$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" status 2>&1)"
+"$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" apply >"$T/apply-offline.out" 2>&1 ||
+    fail "apply while the API server is down failed: $(cat "$T/apply-offline.out")"
+grep -q "Nothing to do" "$T/apply-offline.out" || fail "apply while down did something: $(cat "$T/apply-offline.out")"
+for letter in a b; do
+    [[ "${before[$letter]}" == "$(on "$letter" node_config_digest) $(on "$letter" node_starts)" ]] ||
+        fail "node-$letter changed while the API server was down"
+done
+kube_start_apiserver "$KUBE_APISERVER_PORT" "$KUBE_ETCD_PORT"
+kube_wait_for 120 kube_ready || fail "the API server did not come back"
+kube_admin label node node-b wasm- >/dev/null
+kube_wait_for 120 unlabelled b demo || fail "node-b did not notice its relabelling after the outage"
+kube_wait_for 90 state_is b demo "" || fail "node-b still says $(state b demo) about demo"
+on b node_cri_lacks_handler demo || fail "node-b still runs demo after it was deselected"
+
+echo "--- the Shim deleted: label first, then the handler"
+kube_admin delete shim demo --wait=false >/dev/null
+kube_wait_for 90 state_is a demo "" || fail "node-a still says $(state a demo) about demo"
+unlabelled a demo || fail "node-a kept its demo label"
+on a node_cri_lacks_handler demo || fail "node-a's CRI still lists demo"
+python3 - "$T/a/agent.log" <<'PY' || fail "node-a restarted containerd before taking its label off"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+unlabel = [i for i, l in enumerate(lines) if "Node node-a patched" in l and '"shim.containerd.x-k8s.io/demo":null' in l]
+restart = [i for i, l in enumerate(lines) if "restarting containerd.service" in l]
+assert unlabel and restart, (unlabel, restart)
+assert unlabel[0] < restart[-1], (unlabel[0], restart[-1])
+PY
+echo "ok: two nodes driven through kubectl alone"

@@ -1,0 +1,141 @@
+// What the node's own Node is told around a transaction, decided from the reading, the desired
+// shims and the store: the label only for a Shim the node runs exactly, `failed` with the reason
+// otherwise, `conflict` where a file won, nothing for Shims that do not select the node, and the
+// label off before a cluster shim is removed.
+#include "shimkeeper/cli/cluster_report.hpp"
+#include "shimkeeper/kube/shim_object.hpp"
+#include "shimkeeper/reconcile/record.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cli {
+namespace {
+
+using kube::ShimState;
+using nlohmann::json;
+
+json shim_object(const std::string& name, long generation, const std::string& sha) {
+    return {{"apiVersion", "containerd.x-k8s.io/v1alpha1"},
+            {"kind", "Shim"},
+            {"metadata", {{"name", name}, {"generation", generation}, {"resourceVersion", "7"}}},
+            {"spec",
+             {{"runtimeType", "io.containerd." + name + ".v2"},
+              {"fetchStrategy",
+               {{"type", "anonymousHttp"},
+                {"anonHttp", {{"location", "http://127.0.0.1/" + name}, {"sha256", sha}}}}}}}};
+}
+
+kube::ShimOnNode on_node(const json& object, bool selects) {
+    kube::ShimOnNode shim;
+    shim.name = object["metadata"]["name"];
+    shim.generation = object["metadata"]["generation"];
+    shim.object = object;
+    shim.selects = selects;
+    return shim;
+}
+
+spec::ShimSpec spec_of(const json& object) {
+    return kube::shim_spec_of(object, "amd64").value();
+}
+
+store::StoreState state_with(const std::vector<spec::ShimSpec>& specs) {
+    store::StoreState state;
+    store::Generation generation;
+    generation.number = 1;
+    for (const auto& spec : specs) {
+        generation.shims.push_back(
+            reconcile::record_of(spec, spec.fetch.sha256.value_or(""), "bin/x"));
+    }
+    state.generations.push_back(generation);
+    state.current = 1;
+    return state;
+}
+
+const std::string k_sha_a(64, 'a');
+const std::string k_sha_b(64, 'b');
+
+TEST(CliClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
+    const json demo = shim_object("demo", 2, k_sha_a);
+    kube::ClusterReading reading;
+    reading.shims = {on_node(demo, true), on_node(shim_object("other", 1, k_sha_b), false)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(demo)};
+    const auto report =
+        report_after(reading, desired, {}, state_with(desired.shims), reconcile::Restart::yes);
+    ASSERT_TRUE(report.wanted.contains("demo"));
+    EXPECT_EQ(report.wanted.at("demo").state, ShimState::installed);
+    EXPECT_EQ(report.wanted.at("demo").generation, 2);
+    EXPECT_FALSE(report.wanted.contains("other")); // not selected: nothing said, keys forgotten
+    EXPECT_NE(std::ranges::find(report.forget, "other"), report.forget.end());
+}
+
+TEST(CliClusterReport, AFailedUpgradeIsFailedWithTheReasonEvenThoughTheOldOneRuns) {
+    const json old_demo = shim_object("demo", 2, k_sha_a);
+    const json new_demo = shim_object("demo", 3, k_sha_b);
+    kube::ClusterReading reading;
+    reading.shims = {on_node(new_demo, true)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(new_demo)};
+    TxnSummary txn;
+    txn.reason = "containerd did not become healthy";
+    txn.touched = {"demo"};
+    const auto report = report_after(reading, desired, txn, state_with({spec_of(old_demo)}),
+                                     reconcile::Restart::yes);
+    EXPECT_EQ(report.wanted.at("demo").state, ShimState::failed);
+    EXPECT_EQ(report.wanted.at("demo").reason, "containerd did not become healthy");
+    EXPECT_FALSE(report.wanted.at("demo").labelled());
+}
+
+TEST(CliClusterReport, AShimAFileWonIsAConflictNamingTheFile) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    kube::ClusterReading reading;
+    reading.shims = {on_node(demo, true)};
+    spec::DesiredShims desired; // the file's demo, not the Shim's
+    desired.warnings = {"Shim/demo@7 left out: shims.d/demo.toml defines demo too; the node's "
+                        "own file wins"};
+    const auto report =
+        report_after(reading, desired, {}, store::StoreState{}, reconcile::Restart::yes);
+    EXPECT_EQ(report.wanted.at("demo").state, ShimState::conflict);
+    EXPECT_NE(report.wanted.at("demo").reason.find("shims.d/demo.toml"), std::string::npos);
+}
+
+TEST(CliClusterReport, NoRestartIsInstallingNotInstalled) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    kube::ClusterReading reading;
+    reading.shims = {on_node(demo, true)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(demo)};
+    TxnSummary txn;
+    txn.touched = {"demo"};
+    const auto report =
+        report_after(reading, desired, txn, state_with(desired.shims), reconcile::Restart::no);
+    EXPECT_EQ(report.wanted.at("demo").state, ShimState::installing);
+}
+
+TEST(CliClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    kube::ClusterReading reading;
+    reading.shims = {on_node(demo, false)};
+    reconcile::NodePlan plan;
+    reconcile::ShimAction remove;
+    remove.kind = reconcile::ActionKind::remove;
+    remove.name = "demo";
+    plan.shims.actions = {remove};
+    const auto report = report_before_change(reading, plan, state_with({spec_of(demo)}));
+    ASSERT_TRUE(report.wanted.contains("demo"));
+    EXPECT_EQ(report.wanted.at("demo").state, ShimState::removing);
+    EXPECT_FALSE(report.wanted.at("demo").labelled());
+}
+
+TEST(CliClusterReport, AnInvalidSelectingShimIsFailedWithTheValidationError) {
+    kube::ClusterReading reading;
+    auto bad = on_node(shim_object("demo", 5, "short"), true);
+    bad.invalid = "Shim/demo: spec.fetchStrategy.anonHttp.sha256 is not 64 hex digits";
+    reading.shims = {bad};
+    const auto report = report_invalid(reading);
+    EXPECT_EQ(report.wanted.at("demo").state, ShimState::failed);
+    EXPECT_EQ(report.wanted.at("demo").generation, 5);
+}
+
+} // namespace
+} // namespace shimkeeper::cli
