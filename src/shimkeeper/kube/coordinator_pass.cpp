@@ -31,14 +31,6 @@ bool has_finalizer(const json& shim) {
            std::ranges::find(finalizers, json(k_uninstall_finalizer)) != finalizers.end();
 }
 
-// Whether a write went through; the object it returns is not needed (the watch brings it).
-util::Expected<void> written(util::Expected<json> result) {
-    if (!result) {
-        return std::unexpected(std::move(result).error());
-    }
-    return {};
-}
-
 std::string condition_reason(const json& shim, const std::string& type) {
     const json status = shim.value("status", json::object());
     const json* found = find_condition(status.value("conditions", json()), type);
@@ -47,30 +39,36 @@ std::string condition_reason(const json& shim, const std::string& type) {
 
 } // namespace
 
-PassOutcome CoordinatorPass::run(const ClusterView& view) {
+PassOutcome CoordinatorPass::run(ClusterView& view) {
     m_outcome = {};
+    m_view = &view;
+    std::vector<std::string> names;
     for (const auto& [name, shim] : view.shims) {
+        names.push_back(name);
+    }
+    for (const std::string& name : names) {
         if (!m_leading()) {
             m_outcome.interrupted = true;
             return m_outcome;
         }
-        reconcile_shim(shim, view);
+        const json shim = view.shims.at(name); // a copy: writes replace the view's
+        reconcile_shim(shim);
     }
     if (m_leading()) {
-        remove_orphans(view);
+        remove_orphans();
     }
     return m_outcome;
 }
 
-void CoordinatorPass::reconcile_shim(const json& shim, const ClusterView& view) {
+void CoordinatorPass::reconcile_shim(const json& shim) {
     const bool ours = has_finalizer(shim);
     if (deleting(shim)) {
         if (!ours) {
             return; // finalized already, or held by someone else: nothing of ours to do
         }
-        Rollup nodes = rollup(shim, view.nodes);
+        Rollup nodes = rollup(shim, m_view->nodes);
         if (nodes.carrying.empty()) {
-            finalize(shim, view);
+            finalize(shim);
         } else {
             write_status(shim, desired_status(shim, nodes, std::nullopt, util::now_rfc3339()));
         }
@@ -81,9 +79,9 @@ void CoordinatorPass::reconcile_shim(const json& shim, const ClusterView& view) 
             failed("adding the finalizer to Shim " + name_of(shim), std::move(added).error());
         }
     }
-    std::optional<Condition> runtime_class = ensure_runtime_class(shim, view);
+    std::optional<Condition> runtime_class = ensure_runtime_class(shim);
     json status =
-        desired_status(shim, rollup(shim, view.nodes), runtime_class, util::now_rfc3339());
+        desired_status(shim, rollup(shim, m_view->nodes), runtime_class, util::now_rfc3339());
     write_status(shim, status);
     if (runtime_class && runtime_class->reason == "Conflict" &&
         condition_reason(shim, "RuntimeClassReady") != "Conflict") {
@@ -92,8 +90,7 @@ void CoordinatorPass::reconcile_shim(const json& shim, const ClusterView& view) 
     }
 }
 
-std::optional<Condition> CoordinatorPass::ensure_runtime_class(const json& shim,
-                                                               const ClusterView& view) {
+std::optional<Condition> CoordinatorPass::ensure_runtime_class(const json& shim) {
     auto identity = shim_identity_of(shim);
     if (!identity) {
         // Admission refuses these; a Shim made under an older CRD can still get here.
@@ -101,60 +98,68 @@ std::optional<Condition> CoordinatorPass::ensure_runtime_class(const json& shim,
                          identity.error().message()};
     }
     const json desired = desired_runtime_class(*identity, shim);
-    auto found = view.runtime_classes.find(identity->runtime_class);
-    const json* existing = found == view.runtime_classes.end() ? nullptr : &found->second;
+    const std::string& name = identity->runtime_class;
+    auto& classes = m_view->runtime_classes;
+    auto found = classes.find(name);
+    const json* existing = found == classes.end() ? nullptr : &found->second;
     RuntimeClassPlan plan = plan_runtime_class(existing, desired, *identity);
     const Resource resource = runtime_classes_resource();
-    const std::string& name = identity->runtime_class;
-    util::Expected<void> done;
+    util::Expected<json> result = json();
     switch (plan.action) {
     case RuntimeClassPlan::Action::keep:
     case RuntimeClassPlan::Action::conflict:
         return plan.condition;
     case RuntimeClassPlan::Action::patch:
-        done = written(
-            m_client.json_patch(resource, "", name, plan.operations, version_of(*existing)));
+        result = m_client.json_patch(resource, "", name, plan.operations, version_of(*existing));
         break;
     case RuntimeClassPlan::Action::replace:
-        done = m_client.remove(resource, "", name, version_of(*existing));
-        if (!done) {
-            break;
+        if (!delete_runtime_class(*existing, "its handler changed")) {
+            return std::nullopt;
         }
-        ++m_outcome.writes;
         [[fallthrough]];
     case RuntimeClassPlan::Action::create:
-        done = written(m_client.create(resource, "", desired));
-        if (done) {
+        result = m_client.create(resource, "", desired);
+        if (result) {
             emit(shim, EventType::normal, "RuntimeClassCreated", "CreateRuntimeClass",
                  plan.condition.message);
         }
         break;
     }
-    if (!done) {
+    if (!result) {
         // A conflict here means our view is behind; the watch brings the news, the retry acts.
         failed("writing RuntimeClass " + name + " for Shim " + identity->name,
-               std::move(done).error());
+               std::move(result).error());
         return std::nullopt;
     }
     ++m_outcome.writes;
+    classes[name] = std::move(*result);
     return plan.condition;
 }
 
-void CoordinatorPass::finalize(const json& shim, const ClusterView& view) {
+bool CoordinatorPass::delete_runtime_class(const json& runtime_class, const std::string& why) {
+    const std::string name = name_of(runtime_class);
+    auto gone = m_client.remove(runtime_classes_resource(), "", name, version_of(runtime_class));
+    if (!gone && gone.error().code() != util::ErrorCode::not_found) {
+        failed("deleting RuntimeClass " + name + " (" + why + ")", std::move(gone).error());
+        return false;
+    }
+    ++m_outcome.writes;
+    m_view->runtime_classes.erase(name);
+    m_log.info("coordinator: deleted RuntimeClass " + name + ": " + why);
+    return true;
+}
+
+void CoordinatorPass::finalize(const json& shim) {
     const std::string shim_name = name_of(shim);
     std::string removed;
-    for (const auto& [name, runtime_class] : view.runtime_classes) {
+    const auto classes = m_view->runtime_classes; // a copy: deleting changes the view
+    for (const auto& [name, runtime_class] : classes) {
         if (runtime_class_owner(runtime_class) != shim_name) {
             continue;
         }
-        auto gone =
-            m_client.remove(runtime_classes_resource(), "", name, version_of(runtime_class));
-        if (!gone && gone.error().code() != util::ErrorCode::not_found) {
-            failed("deleting RuntimeClass " + name + " of Shim " + shim_name,
-                   std::move(gone).error());
+        if (!delete_runtime_class(runtime_class, "Shim " + shim_name + " was deleted")) {
             return; // the finalizer stays until the RuntimeClass is gone
         }
-        ++m_outcome.writes;
         removed += (removed.empty() ? "RuntimeClass " : ", ") + name;
     }
     if (auto dropped = change_finalizer(shim, false); !dropped) {
@@ -169,14 +174,15 @@ void CoordinatorPass::finalize(const json& shim, const ClusterView& view) {
              "; finalizer removed");
 }
 
-void CoordinatorPass::remove_orphans(const ClusterView& view) {
-    for (const auto& [name, runtime_class] : view.runtime_classes) {
+void CoordinatorPass::remove_orphans() {
+    const auto classes = m_view->runtime_classes; // a copy: deleting changes the view
+    for (const auto& [name, runtime_class] : classes) {
         const std::string owner = runtime_class_owner(runtime_class);
         if (owner.empty()) {
             continue;
         }
-        auto shim = view.shims.find(owner);
-        if (shim != view.shims.end()) {
+        auto shim = m_view->shims.find(owner);
+        if (shim != m_view->shims.end()) {
             auto identity = shim_identity_of(shim->second);
             // A Shim being deleted keeps its RuntimeClass until finalize(); an invalid one
             // cannot say which class it wants, so nothing is taken from it.
@@ -184,16 +190,7 @@ void CoordinatorPass::remove_orphans(const ClusterView& view) {
                 continue;
             }
         }
-        auto gone =
-            m_client.remove(runtime_classes_resource(), "", name, version_of(runtime_class));
-        if (!gone && gone.error().code() != util::ErrorCode::not_found) {
-            failed("deleting RuntimeClass " + name + ", no longer wanted by Shim " + owner,
-                   std::move(gone).error());
-            continue;
-        }
-        ++m_outcome.writes;
-        m_log.info("coordinator: deleted RuntimeClass " + name + ": Shim " + owner +
-                   " no longer names it");
+        delete_runtime_class(runtime_class, "Shim " + owner + " no longer names it");
     }
 }
 
@@ -201,15 +198,16 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
     if (!status_differs(shim, status)) {
         return;
     }
-    auto written =
-        m_client.merge_patch(shims_resource(), "", name_of(shim), {{"status", status}}, "status");
+    const std::string name = name_of(shim);
+    auto written = m_client.merge_patch(shims_resource(), "", name, {{"status", status}}, "status");
     if (!written) {
         if (written.error().code() != util::ErrorCode::not_found) { // gone: nothing to report on
-            failed("writing the status of Shim " + name_of(shim), std::move(written).error());
+            failed("writing the status of Shim " + name, std::move(written).error());
         }
         return;
     }
     ++m_outcome.writes;
+    m_view->shims[name] = std::move(*written);
 }
 
 util::Expected<void> CoordinatorPass::change_finalizer(const json& shim, bool present) {
@@ -238,6 +236,9 @@ util::Expected<void> CoordinatorPass::change_finalizer(const json& shim, bool pr
     }
     if (last == Changed::yes) {
         ++m_outcome.writes;
+        if (present) {
+            m_view->shims[name_of(shim)] = std::move(*written);
+        }
     }
     return {};
 }

@@ -9,6 +9,8 @@
 // And a RuntimeClass of ours whose Shim is gone or now names another class is deleted.
 // A failed write is reported and the pass goes on with the next Shim; the caller retries the
 // whole pass later (everything here is idempotent). Nothing is written once `leading` says no.
+// What a write returns goes into the view at once: a pass that runs before the watch has
+// delivered our own write must not take the older object for the truth and write again.
 #pragma once
 
 #include "shimkeeper/kube/client.hpp"
@@ -47,15 +49,15 @@ public:
                     std::function<bool()> leading)
         : m_client(client), m_events(events), m_log(log), m_leading(std::move(leading)) {}
 
-    PassOutcome run(const ClusterView& view);
+    PassOutcome run(ClusterView& view);
 
 private:
-    void reconcile_shim(const nlohmann::json& shim, const ClusterView& view);
-    void finalize(const nlohmann::json& shim, const ClusterView& view);
-    std::optional<Condition> ensure_runtime_class(const nlohmann::json& shim,
-                                                  const ClusterView& view);
+    void reconcile_shim(const nlohmann::json& shim);
+    void finalize(const nlohmann::json& shim);
+    std::optional<Condition> ensure_runtime_class(const nlohmann::json& shim);
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
-    void remove_orphans(const ClusterView& view);
+    void remove_orphans();
+    bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);
     util::Expected<void> change_finalizer(const nlohmann::json& shim, bool present);
     void emit(const nlohmann::json& shim, EventType type, const std::string& reason,
               const std::string& action, const std::string& note);
@@ -65,6 +67,7 @@ private:
     EventRecorder& m_events;
     const util::Log& m_log;
     std::function<bool()> m_leading;
+    ClusterView* m_view = nullptr; // during run()
     PassOutcome m_outcome;
 };
 
