@@ -129,6 +129,9 @@ void Coordinator::round() {
     } else if (!lead && m_leading) {
         end_term(held ? "Lease held by " + m_elector.observed_holder()
                       : "no renewal within the renew deadline");
+    } else if (lead && m_pass_owed) {
+        m_pass_owed = false;
+        on_change();
     }
     schedule_round(m_settings.retry_period);
 }
@@ -178,6 +181,7 @@ void Coordinator::end_term(const std::string& why) {
     m_view = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
     m_pass_armed = false;
+    m_pass_owed = false;
     m_pass_timer.reset();
     m_failures_in_row = 0;
 }
@@ -210,12 +214,14 @@ bool Coordinator::still_leading() const {
 void Coordinator::pass() {
     m_pass_armed = false; // m_pass_timer is this callback's source: replaced later, not here
     if (!still_leading()) {
-        return; // the next round ends the term
+        m_pass_owed = true; // the next round ends the term, or renews it and runs the pass
+        return;
     }
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
     PassOutcome outcome = runner.run(m_view);
     m_stats.writes += outcome.writes;
     if (outcome.interrupted) {
+        m_pass_owed = true;
         return;
     }
     ++m_stats.passes;

@@ -87,6 +87,7 @@ private:
     SdSource m_round_timer;
     SdSource m_pass_timer;
     bool m_pass_armed = false;
+    bool m_pass_owed = false; // a pass was skipped or cut short while the renewal was late
     std::chrono::steady_clock::time_point m_pass_due;
     unsigned m_failures_in_row = 0;
     bool m_round_failing = false; // log an unreachable API server once, not every round
