@@ -6,9 +6,7 @@
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"
-kube_require_peers
-kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
-pass() { echo "ok: $*"; }
+coord_testbed
 
 kube_create_node node-a
 kube_admin create -f - >/dev/null <<'YAML'
@@ -18,8 +16,7 @@ metadata: {name: wasm-spin, labels: {team: platform}}
 handler: someone-elses
 YAML
 foreign_version=$(kube_admin get runtimeclass wasm-spin -o jsonpath='{.metadata.resourceVersion}')
-coord_start node-a
-coord_wait_line node-a '^LEADER 1$'
+coord_lead node-a
 
 shim_apply spin '  runtimeClass: {name: wasm-spin}'
 wait_eq 30 "False Conflict" shim_get spin '.status.conditions[?(@.type=="RuntimeClassReady")].status} {.status.conditions[?(@.type=="RuntimeClassReady")].reason'

@@ -12,15 +12,12 @@
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"
-kube_require_peers
-kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
-pass() { echo "ok: $*"; }
+coord_testbed
 
 kube_create_node node-a wasm=true
 kube_create_node node-b wasm=true
 kube_create_node node-c
-coord_start node-a
-coord_wait_line node-a '^LEADER 1$'
+coord_lead node-a
 
 echo "--- a new Shim: finalizer, RuntimeClass, status"
 shim_apply spin '  handler: spin

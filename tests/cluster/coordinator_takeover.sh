@@ -6,9 +6,7 @@
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"
-kube_require_peers
-kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
-pass() { echo "ok: $*"; }
+coord_testbed
 lease=4
 holder() {
     kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}'
@@ -16,8 +14,7 @@ holder() {
 
 kube_create_node node-a
 kube_create_node node-b
-coord_start node-a "lease=$lease"
-coord_wait_line node-a '^LEADER 1$'
+coord_lead node-a "lease=$lease"
 coord_start node-b "lease=$lease"
 shim_apply one
 wait_eq 30 one kube_admin get runtimeclass one -o jsonpath='{.handler}'

@@ -7,14 +7,11 @@
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"
-kube_require_peers
-kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
-pass() { echo "ok: $*"; }
+coord_testbed
 
+coord_lead node-a
 kube_create_node node-a wasm=true
 kube_create_node node-b wasm=true
-coord_start node-a
-coord_wait_line node-a '^LEADER 1$'
 shim_apply spin '  nodeSelector: {wasm: "true"}'
 wait_eq 30 spin kube_admin get runtimeclass spin -o jsonpath='{.handler}'
 wait_eq 30 '["shim.containerd.x-k8s.io/uninstall"]' shim_get spin .metadata.finalizers

@@ -1,10 +1,12 @@
 # shellcheck shell=bash
 # Helpers for tests/cluster/coordinator_*.sh: the coordinator run by kube-probe as the agent
 # identity, Shims applied and Nodes "reporting" as the admin (standing in for node agents).
-# Source after kube_harness.sh and before kube_up (the coordinators are stopped on exit):
+# Source after kube_harness.sh (the coordinators are stopped on exit):
 #
+#   coord_testbed                   the control plane up (kube_up), or skip (77) without peers
 #   coord_start IDENTITY [lease=S]  a coordinator candidate in the background; its pid is
 #                                   COORD_PIDS[IDENTITY], its output $KUBE_DIR/coord-IDENTITY.out
+#   coord_lead IDENTITY [lease=S]   coord_start, then waits until it leads
 #   coord_wait_line IDENTITY REGEX [SECONDS]   waits for a line of its output
 #   coord_passes IDENTITY           the number of its last finished pass (0 before any)
 #   coord_wait_passes IDENTITY N    waits until it has finished more than N passes
@@ -16,7 +18,7 @@
 #   node_report NODE SHIM STATE [REASON]  the node's annotation at the Shim's current generation,
 #                                   and its label while STATE is installed (removed otherwise)
 #   node_forget NODE SHIM           the node's label and annotation removed
-#   fail MSG                        ends the test, showing the coordinators' output
+#   pass MSG / fail MSG             a step done / the test failed, showing the coordinators' output
 
 declare -A COORD_PIDS=()
 COORD_PROBE=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe
@@ -29,6 +31,13 @@ coord__stop_all() {
     done
 }
 trap coord__stop_all EXIT
+
+coord_testbed() {
+    kube_require_peers
+    kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
+}
+
+pass() { echo "ok: $*"; }
 
 fail() {
     echo "FAIL: $*" >&2
@@ -47,6 +56,11 @@ coord_start() {
     "$COORD_PROBE" "$(kube_kubeconfig agent)" coordinator shimkeeper-system "$identity" 600 "$@" \
         >"$KUBE_DIR/coord-$identity.out" 2>"$KUBE_DIR/coord-$identity.err" &
     COORD_PIDS[$identity]=$!
+}
+
+coord_lead() {
+    coord_start "$@"
+    coord_wait_line "$1" '^LEADER 1$'
 }
 
 coord__has_line() { grep -qE -- "$2" "$KUBE_DIR/coord-$1.out"; }
