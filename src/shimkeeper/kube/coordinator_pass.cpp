@@ -162,9 +162,13 @@ void CoordinatorPass::finalize(const json& shim) {
         }
         removed += (removed.empty() ? "RuntimeClass " : ", ") + name;
     }
-    if (auto dropped = change_finalizer(shim, false); !dropped) {
+    auto dropped = change_finalizer(shim, false);
+    if (!dropped) {
         failed("removing the finalizer of Shim " + shim_name, std::move(dropped).error());
         return;
+    }
+    if (*dropped == Changed::no) {
+        return; // gone already, or someone else took it off
     }
     m_log.info("coordinator: Shim " + shim_name + " finalized: no node carries it any more");
     emit(shim, EventType::normal, "Finalized", "Finalize",
@@ -210,7 +214,7 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
     m_view->shims[name] = std::move(*written);
 }
 
-util::Expected<void> CoordinatorPass::change_finalizer(const json& shim, bool present) {
+util::Expected<Changed> CoordinatorPass::change_finalizer(const json& shim, bool present) {
     Changed last = Changed::no;
     auto written = update_with_retry(
         m_client, shims_resource(), "", name_of(shim), [&](json& fresh) -> util::Expected<Changed> {
@@ -230,17 +234,17 @@ util::Expected<void> CoordinatorPass::change_finalizer(const json& shim, bool pr
         });
     if (!written) {
         if (written.error().code() == util::ErrorCode::not_found) {
-            return {}; // deleted meanwhile
+            return Changed::no; // deleted meanwhile
         }
         return std::unexpected(std::move(written).error());
     }
     if (last == Changed::yes) {
         ++m_outcome.writes;
-        if (present) {
-            m_view->shims[name_of(shim)] = std::move(*written);
-        }
+        // Without our finalizer a deleted Shim is gone; this copy only says so until the
+        // watch removes it.
+        m_view->shims[name_of(shim)] = std::move(*written);
     }
-    return {};
+    return last;
 }
 
 void CoordinatorPass::emit(const json& shim, EventType type, const std::string& reason,

@@ -15,6 +15,7 @@
 
 #include "shimkeeper/kube/client.hpp"
 #include "shimkeeper/kube/conditions.hpp"
+#include "shimkeeper/kube/conflict_retry.hpp"
 #include "shimkeeper/kube/event_recorder.hpp"
 #include "shimkeeper/kube/node_shim_state.hpp"
 #include "shimkeeper/util/log.hpp"
@@ -58,7 +59,7 @@ private:
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
     void remove_orphans();
     bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);
-    util::Expected<void> change_finalizer(const nlohmann::json& shim, bool present);
+    util::Expected<Changed> change_finalizer(const nlohmann::json& shim, bool present);
     void emit(const nlohmann::json& shim, EventType type, const std::string& reason,
               const std::string& action, const std::string& note);
     void failed(const std::string& what, util::Error error);
