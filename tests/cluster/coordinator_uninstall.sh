@@ -22,12 +22,13 @@ pass "Shim spin installed on two nodes; RuntimeClass spin (the default name: the
 
 kube_admin delete shim spin --wait=false >/dev/null
 wait_eq 30 "Deleting" shim_condition spin Ready reason
-[[ $(shim_condition spin Progressing message) == "2 nodes still carry"* ]] ||
+[[ $(shim_condition spin Progressing message) == *"by 2 node(s): node-a, node-b" ]] ||
     fail "Progressing says: $(shim_condition spin Progressing message)"
 pass "deleted: the Shim stays while 2 nodes carry it"
 
 node_forget node-a spin
-wait_eq 30 "1 nodes still carry the shim's label or annotation" shim_condition spin Progressing message
+wait_eq 30 "the shim is still carried (label or annotation) by 1 node(s): node-b" \
+    shim_condition spin Progressing message
 kube_admin get runtimeclass spin >/dev/null || fail "the RuntimeClass went while node-b carries the shim"
 # node-b takes its label off first, then (after removing the shim) its annotation.
 passes=$(coord_passes node-a)

@@ -114,7 +114,8 @@ TEST(KubeShimRollup, ADeletedShimReportsTheNodesStillCarryingIt) {
     json status = desired_status(deleted, rollup(deleted, fleet()), std::nullopt, "T1");
     EXPECT_EQ((*condition(status, "Ready"))["reason"], "Deleting");
     EXPECT_EQ((*condition(status, "Progressing"))["reason"], "Uninstalling");
-    EXPECT_NE((*condition(status, "Progressing"))["message"].get<std::string>().find("6 nodes"),
+    EXPECT_NE((*condition(status, "Progressing"))["message"].get<std::string>().find(
+                  "by 6 node(s): a, b, c, d, e and 1 more"),
               std::string::npos);
 }
 

@@ -8,15 +8,15 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t k_named_failures = 5; // a message names this many failed nodes at most
+constexpr std::size_t k_named = 5; // a message names this many nodes at most
 
-std::string failures_text(const Rollup& rollup) {
+std::string names_text(const std::vector<std::string>& names) {
     std::string text;
-    for (std::size_t i = 0; i < rollup.failures.size() && i < k_named_failures; ++i) {
-        text += (i == 0 ? "" : ", ") + rollup.failures[i];
+    for (std::size_t i = 0; i < names.size() && i < k_named; ++i) {
+        text += (i == 0 ? "" : ", ") + names[i];
     }
-    if (rollup.failures.size() > k_named_failures) {
-        text += " and " + std::to_string(rollup.failures.size() - k_named_failures) + " more";
+    if (names.size() > k_named) {
+        text += " and " + std::to_string(names.size() - k_named) + " more";
     }
     return text;
 }
@@ -34,17 +34,18 @@ std::string no_node_text(const json& shim) {
 }
 
 std::vector<Condition> deleting_conditions(const Rollup& rollup) {
-    std::string carrying = std::to_string(rollup.carrying.size()) + " nodes";
     if (rollup.carrying.empty()) {
         return {{"Ready", ConditionStatus::false_, "Deleting",
                  "the Shim is being deleted; no node carries it any more"},
                 {"Progressing", ConditionStatus::false_, "Uninstalled",
                  "no node carries the shim any more"}};
     }
-    return {{"Ready", ConditionStatus::false_, "Deleting",
-             "the Shim is being deleted; " + carrying + " still carry it"},
-            {"Progressing", ConditionStatus::true_, "Uninstalling",
-             carrying + " still carry the shim's label or annotation"}};
+    const std::string carrying = "still carried (label or annotation) by " +
+                                 std::to_string(rollup.carrying.size()) +
+                                 " node(s): " + names_text(rollup.carrying);
+    return {
+        {"Ready", ConditionStatus::false_, "Deleting", "the Shim is being deleted; " + carrying},
+        {"Progressing", ConditionStatus::true_, "Uninstalling", "the shim is " + carrying}};
 }
 
 } // namespace
@@ -94,7 +95,7 @@ std::vector<Condition> node_conditions(const json& shim, const Rollup& rollup) {
     } else if (counts.failed > 0) {
         ready = {"Ready", ConditionStatus::false_, "InstallFailed",
                  of_selected(counts.failed, rollup) + " failed at " + generation + ": " +
-                     failures_text(rollup)};
+                     names_text(rollup.failures)};
     }
     Condition progressing{"Progressing", ConditionStatus::false_, "Complete",
                           "every selected node runs " + generation};
