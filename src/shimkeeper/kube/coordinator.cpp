@@ -133,7 +133,25 @@ void Coordinator::round() {
         m_pass_owed = false;
         on_change();
     }
+    report_watch_problems();
     schedule_round(m_settings.retry_period);
+}
+
+// A watch retries on its own; without this a leader whose watch keeps failing (RBAC, a missing
+// CRD) would do nothing and say nothing.
+void Coordinator::report_watch_problems() {
+    for (const Watch* watch : {m_shim_watch.get(), m_node_watch.get(), m_class_watch.get()}) {
+        if (watch == nullptr) {
+            continue;
+        }
+        std::string problem = watch->stopped()                ? watch->stopped()->message()
+                              : watch->state().failures() > 0 ? watch->state().last_problem()
+                                                              : "";
+        if (!problem.empty() && problem != m_reported_problem) {
+            m_log.warning("coordinator: a watch fails, retrying: " + problem);
+            m_reported_problem = problem;
+        }
+    }
 }
 
 util::Expected<void> Coordinator::begin_term() {

@@ -73,6 +73,7 @@ private:
     void arm_pass(std::chrono::milliseconds delay);
     void pass();
     bool still_leading() const;
+    void report_watch_problems();
 
     CurlEventLoop& m_loop;
     Client& m_client;
@@ -99,6 +100,7 @@ private:
     std::unique_ptr<Watch> m_shim_watch;
     std::unique_ptr<Watch> m_node_watch;
     std::unique_ptr<Watch> m_class_watch;
+    std::string m_reported_problem; // the last watch problem logged
 
     CoordinatorStats m_stats;
 };
