@@ -140,7 +140,11 @@ void Coordinator::round() {
 // A watch retries on its own; without this a leader whose watch keeps failing (RBAC, a missing
 // CRD) would do nothing and say nothing.
 void Coordinator::report_watch_problems() {
-    for (const Watch* watch : {m_shim_watch.get(), m_node_watch.get(), m_class_watch.get()}) {
+    const std::pair<const char*, const Watch*> watches[] = {
+        {"Shims", m_shim_watch.get()},
+        {"Nodes", m_node_watch.get()},
+        {"RuntimeClasses", m_class_watch.get()}};
+    for (const auto& [what, watch] : watches) {
         if (watch == nullptr) {
             continue;
         }
@@ -148,7 +152,8 @@ void Coordinator::report_watch_problems() {
                               : watch->state().failures() > 0 ? watch->state().last_problem()
                                                               : "";
         if (!problem.empty() && problem != m_reported_problem) {
-            m_log.warning("coordinator: a watch fails, retrying: " + problem);
+            m_log.warning(std::string("coordinator: the watch on ") + what +
+                          " fails, retrying: " + problem);
             m_reported_problem = problem;
         }
     }
