@@ -10,8 +10,11 @@
 #     reason, no label, a Warning Event on the Shim; node-a installs it;
 #   - the API server stopped: nothing changes on the nodes, `status` says unreachable; back up,
 #     the agents converge on what changed meanwhile;
+#   - the coordinator (one of the two agents) adds the finalizer and creates the RuntimeClass
+#     (handler, nodeSelector on the label) and counts the nodes in the Shim's status;
 #   - the Shim deleted: each node takes its label off before containerd drops the handler
-#     (agent log order), then the handler leaves CRI and the annotation goes.
+#     (agent log order), then the handler leaves CRI and the annotation goes; after the last
+#     node the RuntimeClass is deleted, the finalizer removed and the object is gone.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
@@ -104,6 +107,15 @@ exe=$(on a node_pod_shim_exe "$pod")
     fail "the pod sandbox on node-a runs $exe, not the installed shim"
 on a node_cri_client stop-pod "$pod" >/dev/null
 on a node_cri_client remove-pod "$pod" >/dev/null
+runtime_class() {
+    kube_admin get runtimeclass demo -o jsonpath='{.handler} {.scheduling.nodeSelector}' 2>/dev/null
+}
+rc_ok() { [[ "$(runtime_class)" == 'demo {"shim.containerd.x-k8s.io/demo":"true"}' ]]; }
+kube_wait_for 60 rc_ok || fail "RuntimeClass demo is '$(runtime_class)'"
+kube_admin get shim demo -o jsonpath='{.metadata.finalizers}' | grep -q 'shim.containerd.x-k8s.io/uninstall' ||
+    fail "Shim demo has no finalizer"
+status_is() { [[ "$(kube_admin get shim demo -o jsonpath='{.status.nodes.selected}/{.status.nodes.installed}')" == "$1" ]]; }
+kube_wait_for 60 status_is 1/1 || fail "Shim demo's status: $(kube_admin get shim demo -o jsonpath='{.status}')"
 [[ -z "$(state b demo)" ]] && unlabelled b demo || fail "node-b says something about demo"
 [[ "$(on b node_config_digest)" == "$config_b" ]] || fail "node-b's containerd config changed"
 [[ "$(on b node_starts)" == 0 ]] || fail "node-b's containerd restarted $(on b node_starts) time(s)"
@@ -142,6 +154,8 @@ ok = any(e["type"] == "Warning" and e["reason"] == "InstallFailed" and e["regard
 sys.exit(0 if ok else 1)'
 }
 kube_wait_for 30 has_warning || fail "no Warning Event about Shim/broken naming node-b"
+failed_count() { [[ "$(kube_admin get shim broken -o jsonpath='{.status.nodes.failed}')" == 1 ]]; }
+kube_wait_for 60 failed_count || fail "Shim broken's status does not count node-b as failed"
 kube_admin delete shim broken --wait=false >/dev/null
 on b node_unit_dropin 60-refuse-broken
 kube_wait_for 90 unlabelled a broken || fail "node-a kept the broken label after deletion"
@@ -181,4 +195,8 @@ restart = [i for i, l in enumerate(lines) if "restarting containerd.service" in 
 assert unlabel and restart, (unlabel, restart)
 assert unlabel[0] < restart[-1], (unlabel[0], restart[-1])
 PY
+gone() { ! kube_admin get "$1" >/dev/null 2>&1; }
+kube_wait_for 60 gone shim/demo || fail "Shim demo is still there: $(kube_admin get shim demo -o yaml)"
+gone runtimeclass/demo || fail "RuntimeClass demo outlived its Shim"
+kube_wait_for 60 gone shim/broken || fail "Shim broken is still there"
 echo "ok: two nodes driven through kubectl alone"

@@ -12,6 +12,7 @@
 //   kube-probe KUBECONFIG retry-annotate RES NS NAME KEY VALUE    (update_with_retry; a second
 //       writer changes the object during the first attempt, so that one conflicts)
 //   kube-probe KUBECONFIG watch ... / lease ... / event ...    (see kube_probe_loop.cpp)
+//   kube-probe KUBECONFIG coordinator NS IDENTITY RUN-S ...   (see kube_probe_coordinator.cpp)
 //
 // RES: nodes, configmaps, shims, leases, events. NS: "-" for none.
 #include "kube_probe.hpp"
@@ -139,6 +140,9 @@ int main(int argc, char** argv) {
     try {
         if (args[0] == "watch" || args[0] == "lease" || args[0] == "event") {
             return probe_loop_command(*client, args);
+        }
+        if (args[0] == "coordinator") {
+            return coordinator_command(*client, args);
         }
         return print(run(*client, args));
     } catch (const std::exception& e) { // bad arguments: std::out_of_range, json parse errors

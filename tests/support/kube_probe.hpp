@@ -10,3 +10,5 @@ shimkeeper::util::Expected<shimkeeper::kube::Resource> probe_resource(const std:
 int probe_fail(const shimkeeper::util::Error& error);
 // watch, lease, event: runs until done; the exit code.
 int probe_loop_command(shimkeeper::kube::Client& client, const std::vector<std::string>& args);
+// coordinator: runs shimkeeper's coordinator (kube_probe_coordinator.cpp).
+int coordinator_command(shimkeeper::kube::Client& client, const std::vector<std::string>& args);

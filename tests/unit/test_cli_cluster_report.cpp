@@ -25,8 +25,8 @@ json shim_object(const std::string& name, long generation, const std::string& sh
                 {"anonHttp", {{"location", "http://127.0.0.1/" + name}, {"sha256", sha}}}}}}}};
 }
 
-kube::ShimOnNode on_node(const json& object, bool selects) {
-    kube::ShimOnNode shim;
+kube::ShimSeen on_node(const json& object, bool selects) {
+    kube::ShimSeen shim;
     shim.name = object["metadata"]["name"];
     shim.generation = object["metadata"]["generation"];
     shim.object = object;

@@ -17,7 +17,7 @@ const store::InstalledShim* from_cluster(const store::StoreState& state, const s
     return record != nullptr && record->origin.starts_with("Shim/" + name + "@") ? record : nullptr;
 }
 
-const kube::ShimOnNode* shim_named(const kube::ClusterReading& reading, const std::string& name) {
+const kube::ShimSeen* shim_named(const kube::ClusterReading& reading, const std::string& name) {
     for (const auto& shim : reading.shims) {
         if (shim.name == name) {
             return &shim;
@@ -72,7 +72,7 @@ kube::NodeReport report_before_change(const kube::ClusterReading& reading,
                                       const store::StoreState& state) {
     kube::NodeReport report;
     for (const auto& action : plan.shims.actions) {
-        const kube::ShimOnNode* shim = shim_named(reading, action.name);
+        const kube::ShimSeen* shim = shim_named(reading, action.name);
         const long generation = shim ? shim->generation : 0;
         if (action.kind == reconcile::ActionKind::remove && from_cluster(state, action.name)) {
             const std::string why = shim && shim->selects ? "the Shim is being deleted"

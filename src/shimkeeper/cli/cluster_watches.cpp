@@ -12,9 +12,31 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
     std::unique_ptr<ClusterWatches> out(new ClusterWatches(std::move(loop), log));
     out->m_watch = TRY(kube::ClusterWatch::create(*out->m_loop, *ctx->cluster));
     TRY(out->m_watch->start());
+
+    const kube::ClusterSource& source = *ctx->cluster;
+    out->m_coordinator_client = std::make_unique<kube::Client>(
+        TRY(kube::Client::from_kubeconfig(source.agent_kubeconfig())));
+    kube::CoordinatorSettings settings;
+    settings.ns = source.settings().namespace_name;
+    settings.identity = source.node_name();
+    out->m_coordinator = std::make_unique<kube::Coordinator>(
+        *out->m_loop, *out->m_coordinator_client, settings,
+        kube::EventSource{"shimkeeper.containerd.x-k8s.io/coordinator",
+                          "shimkeeper-" + source.node_name()},
+        log);
+    TRY(out->m_coordinator->start());
     // Arms the loop's timers so that its fd becomes readable when the first one is due.
     TRY(out->m_loop->dispatch_pending());
     return out;
+}
+
+ClusterWatches::~ClusterWatches() {
+    if (m_coordinator) {
+        // Another agent takes over at once instead of after the lease expires.
+        if (auto released = m_coordinator->release(); !released) {
+            m_log.warning("coordinator: " + released.error().message());
+        }
+    }
 }
 
 daemon::ChangeSource ClusterWatches::change_source() {

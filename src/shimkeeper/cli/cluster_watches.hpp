@@ -1,12 +1,15 @@
 // What `shimkeeper run` adds in cluster mode: one curl-multi loop on its own sd_event, plugged
-// into the daemon's loop as a change source, carrying the node's two watches (and, later, the
-// coordinator). [kube] is read once, at start: a changed kubeconfig path or node name takes
-// `systemctl restart shimkeeper` (files in shims.d/ are still picked up live).
+// into the daemon's loop as a change source, carrying the node's two watches and the
+// coordinator candidate (kube/coordinator.hpp: every agent stands; the elected one does the
+// cluster-wide work). The coordinator gives its Lease up when the daemon stops. [kube] is read
+// once, at start: a changed kubeconfig path or node name takes `systemctl restart shimkeeper`
+// (files in shims.d/ are still picked up live).
 #pragma once
 
 #include "shimkeeper/cli/context.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/kube/cluster_watch.hpp"
+#include "shimkeeper/kube/coordinator.hpp"
 #include "shimkeeper/kube/curl_event_loop.hpp"
 
 #include <memory>
@@ -20,6 +23,10 @@ public:
     static util::Expected<std::unique_ptr<ClusterWatches>> start(const GlobalOptions& options,
                                                                  const util::Log& log);
 
+    ~ClusterWatches();
+    ClusterWatches(const ClusterWatches&) = delete;
+    ClusterWatches& operator=(const ClusterWatches&) = delete;
+
     daemon::ChangeSource change_source();
     const kube::ClusterFeed* feed() const { return m_watch.get(); }
 
@@ -29,6 +36,8 @@ private:
 
     std::unique_ptr<kube::CurlEventLoop> m_loop;
     std::unique_ptr<kube::ClusterWatch> m_watch;
+    std::unique_ptr<kube::Client> m_coordinator_client;
+    std::unique_ptr<kube::Coordinator> m_coordinator;
     const util::Log& m_log;
     std::string m_last_problem;
 };

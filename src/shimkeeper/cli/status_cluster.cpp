@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 // Why a Shim selects this node or not, in the words of its nodeSelector.
-std::string selection_reason(const kube::ShimOnNode& shim) {
+std::string selection_reason(const kube::ShimSeen& shim) {
     const json selector = shim.object.value(json::json_pointer("/spec/nodeSelector"), json());
     if (!selector.is_object() || selector.empty()) {
         return shim.selects ? "no nodeSelector: every node but the control plane"

@@ -23,12 +23,12 @@ std::string trim(std::string text) {
     return text;
 }
 
-std::vector<ShimOnNode> shims_on_node(const ClusterSnapshot& view) {
+std::vector<ShimSeen> shims_on_node(const ClusterSnapshot& view) {
     const auto labels = labels_of(view.node);
-    std::vector<ShimOnNode> out;
+    std::vector<ShimSeen> out;
     for (const json& shim : view.shims) {
         const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
-        ShimOnNode entry;
+        ShimSeen entry;
         entry.name = metadata.value("name", std::string("?"));
         entry.generation = metadata.value("generation", 0L);
         entry.deleting = metadata.contains("deletionTimestamp");
@@ -179,7 +179,7 @@ util::Expected<spec::DesiredShims> ClusterSource::load() const {
                                reading.view.read_at);
     }
     std::optional<util::Error> first_invalid;
-    for (ShimOnNode& shim : reading.shims) {
+    for (ShimSeen& shim : reading.shims) {
         if (!shim.selects) {
             continue;
         }

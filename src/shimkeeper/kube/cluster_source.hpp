@@ -24,7 +24,7 @@
 namespace shimkeeper::kube {
 
 // One Shim as this node sees it.
-struct ShimOnNode {
+struct ShimSeen {
     std::string name;
     long generation = 0; // metadata.generation: what the node reports it reached
     nlohmann::json object;
@@ -37,7 +37,7 @@ struct ClusterReading {
     ClusterSnapshot view;
     bool live = true;    // false: the API server did not answer; `view` is the last reading
     std::string problem; // why not live
-    std::vector<ShimOnNode> shims;
+    std::vector<ShimSeen> shims;
 };
 
 // Where a reading comes from when the daemon's watches already hold it (cluster_watch.hpp):

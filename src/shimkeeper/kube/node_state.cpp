@@ -23,7 +23,7 @@ std::map<std::string, std::string> prefixed(const json& metadata, const char* fi
     if (found == metadata.end() || !found->is_object()) {
         return out;
     }
-    const std::string prefix = k_shim_key_prefix;
+    const std::string prefix(k_shim_key_prefix);
     for (const auto& [key, value] : found->items()) {
         if (key.starts_with(prefix) && key.size() > prefix.size() && value.is_string()) {
             out[key.substr(prefix.size())] = value.get<std::string>();
@@ -34,8 +34,8 @@ std::map<std::string, std::string> prefixed(const json& metadata, const char* fi
 
 } // namespace
 
-std::string shim_key(const std::string& shim_name) {
-    return k_shim_key_prefix + shim_name;
+std::string shim_node_key(std::string_view shim) {
+    return std::string(k_shim_key_prefix) + std::string(shim);
 }
 
 const char* to_string(ShimState state) {
@@ -110,16 +110,16 @@ std::optional<json> node_patch(const NodeShimKeys& current,
     for (const auto& [name, state] : wanted) {
         const bool has_label = current.labels.contains(name);
         if (state.labelled() && (!has_label || current.labels.at(name) != "true")) {
-            labels[shim_key(name)] = "true";
+            labels[shim_node_key(name)] = "true";
         } else if (!state.labelled() && has_label) {
-            labels[shim_key(name)] = nullptr;
+            labels[shim_node_key(name)] = nullptr;
         }
         std::optional<NodeShimState> have;
         if (auto found = current.annotations.find(name); found != current.annotations.end()) {
             have = node_shim_state_of(found->second);
         }
         if (!have || !have->same_as(state)) {
-            annotations[shim_key(name)] = to_json(state).dump();
+            annotations[shim_node_key(name)] = to_json(state).dump();
         }
     }
     for (const auto& name : forget) {
@@ -127,10 +127,10 @@ std::optional<json> node_patch(const NodeShimKeys& current,
             continue;
         }
         if (current.labels.contains(name)) {
-            labels[shim_key(name)] = nullptr;
+            labels[shim_node_key(name)] = nullptr;
         }
         if (current.annotations.contains(name)) {
-            annotations[shim_key(name)] = nullptr;
+            annotations[shim_node_key(name)] = nullptr;
         }
     }
     json metadata = json::object();

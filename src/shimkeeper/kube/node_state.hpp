@@ -9,13 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shimkeeper::kube {
 
-inline constexpr const char* k_shim_key_prefix = "shim.containerd.x-k8s.io/";
+inline constexpr std::string_view k_shim_key_prefix = "shim.containerd.x-k8s.io/";
 
-std::string shim_key(const std::string& shim_name); // "shim.containerd.x-k8s.io/spin-v2"
+// The label and annotation key of a shim on a Node: "shim.containerd.x-k8s.io/spin-v2".
+std::string shim_node_key(std::string_view shim);
 
 enum class ShimState { installing, installed, failed, removing, conflict };
 const char* to_string(ShimState state);

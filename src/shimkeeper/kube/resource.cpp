@@ -19,6 +19,9 @@ Resource events_resource() {
 Resource config_maps_resource() {
     return {"", "v1", "configmaps", Scope::namespaced};
 }
+Resource runtime_classes_resource() {
+    return {"node.k8s.io", "v1", "runtimeclasses", Scope::cluster};
+}
 
 std::string percent_encode(std::string_view text) {
     std::string out;

@@ -30,6 +30,7 @@ Resource shims_resource();
 Resource leases_resource();
 Resource events_resource(); // events.k8s.io/v1
 Resource config_maps_resource();
+Resource runtime_classes_resource(); // node.k8s.io/v1
 
 // Query parameters in order; values are percent-encoded by to_query.
 using Query = std::vector<std::pair<std::string, std::string>>;

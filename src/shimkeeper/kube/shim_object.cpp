@@ -159,7 +159,7 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
 
 } // namespace
 
-util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string& arch) {
+util::Expected<ShimIdentity> shim_identity_of(const json& shim) {
     const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
     const std::string name = metadata.value("name", std::string());
     const ObjectReader reader("Shim/" + (name.empty() ? std::string("<unnamed>") : name));
@@ -172,17 +172,33 @@ util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string&
         return reader.bad("spec", "is required");
     }
     const json& spec_json = *spec_field;
-
-    spec::ShimSpec spec;
-    spec.name = name;
-    spec.location = {reader.object() + "@" + metadata.value("resourceVersion", std::string("?")), 0,
-                     0};
-    spec.handler = TRY(reader.string(spec_json, "handler", "spec.handler")).value_or(name);
-    if (!spec::is_valid_name(spec.handler)) {
-        return reader.bad("spec.handler", "is \"" + spec.handler +
+    ShimIdentity identity{name, name, name};
+    identity.handler = TRY(reader.string(spec_json, "handler", "spec.handler")).value_or(name);
+    if (!spec::is_valid_name(identity.handler)) {
+        return reader.bad("spec.handler", "is \"" + identity.handler +
                                               "\": it becomes a key in containerd's config, so "
                                               "it must be a valid name");
     }
+    if (auto runtime_class = spec_json.find("runtimeClass"); runtime_class != spec_json.end()) {
+        identity.runtime_class =
+            TRY(reader.required(*runtime_class, "name", "spec.runtimeClass.name"));
+        if (!spec::is_valid_name(identity.runtime_class)) {
+            return reader.bad("spec.runtimeClass.name", "is not a valid name");
+        }
+    }
+    return identity;
+}
+
+util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string& arch) {
+    const ShimIdentity identity = TRY(shim_identity_of(shim));
+    const json& spec_json = shim["spec"];
+    const ObjectReader reader("Shim/" + identity.name);
+
+    spec::ShimSpec spec;
+    spec.name = identity.name;
+    spec.location = {
+        reader.object() + "@" + shim["metadata"].value("resourceVersion", std::string("?")), 0, 0};
+    spec.handler = identity.handler;
     spec.runtime_type = TRY(reader.required(spec_json, "runtimeType", "spec.runtimeType"));
     if (auto problem = spec::runtime_type_problem(spec.runtime_type)) {
         return reader.bad("spec.runtimeType", *problem);
@@ -205,13 +221,8 @@ util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string&
         spec.allow_unverified = unverified->get<bool>();
     }
     spec.fetch = TRY(fetch_of(spec_json, spec.allow_unverified, arch, reader));
-    if (auto runtime_class = spec_json.find("runtimeClass"); runtime_class != spec_json.end()) {
-        const std::string class_name =
-            TRY(reader.required(*runtime_class, "name", "spec.runtimeClass.name"));
-        if (!spec::is_valid_name(class_name)) {
-            return reader.bad("spec.runtimeClass.name", "is not a valid name");
-        }
-        spec.runtime_class = spec::RuntimeClassSpec{class_name};
+    if (spec_json.contains("runtimeClass")) {
+        spec.runtime_class = spec::RuntimeClassSpec{identity.runtime_class};
     }
     return spec;
 }

@@ -21,6 +21,15 @@ namespace shimkeeper::kube {
 // the field: "Shim/spin-v2: spec.handler ...". ErrorCode::invalid_input.
 util::Expected<spec::ShimSpec> shim_spec_of(const nlohmann::json& shim, const std::string& arch);
 
+// What the cluster side needs of a Shim, checked as shim_spec_of checks it (the coordinator
+// needs no fetch source, and must not refuse a Shim for lacking this node's architecture).
+struct ShimIdentity {
+    std::string name;          // metadata.name
+    std::string handler;       // spec.handler, default the name
+    std::string runtime_class; // spec.runtimeClass.name, default the name
+};
+util::Expected<ShimIdentity> shim_identity_of(const nlohmann::json& shim);
+
 // spec.nodeSelector (label key -> value, all must match) against the Node's labels; without a
 // selector, every node but those labelled node-role.kubernetes.io/control-plane.
 bool selects_node(const nlohmann::json& shim, const std::map<std::string, std::string>& labels);

@@ -1,0 +1,108 @@
+// The coordinator (CLUSTER.md, "Roles"): every agent is a candidate; the one holding the Lease
+// `shimkeeper-coordinator` in the agent namespace does the cluster-wide work of
+// coordinator_pass.hpp. Everything runs on the given CurlEventLoop, no threads:
+//   - an election round (LeaderElector, client-go's rules) every retry_period on a loop timer;
+//   - while leading: watches on Shims, all Nodes (kept as NodeViews: labels and shimkeeper's
+//     annotations only, so a kubelet heartbeat is no change) and RuntimeClasses; any change
+//     arms one pass `settle` later (changes in between join it); the first pass waits until
+//     all three watches have their first snapshot, so no status is computed from half a view;
+//   - a pass with failed writes is run again after a growing, jittered backoff;
+//   - leadership lost (a round finds another holder, or no renewal within renew_deadline):
+//     the watches and the view are dropped at once and nothing more is written; a pass in
+//     progress checks before every Shim.
+// The daemon constructs it once, calls start(), keeps the loop running, and calls release()
+// on SIGTERM so that another agent takes over without waiting for the lease to expire.
+#pragma once
+
+#include "shimkeeper/kube/coordinator_pass.hpp"
+#include "shimkeeper/kube/curl_event_loop.hpp"
+#include "shimkeeper/kube/leader_election.hpp"
+#include "shimkeeper/kube/watch.hpp"
+
+#include <chrono>
+#include <memory>
+#include <random>
+
+namespace shimkeeper::kube {
+
+inline constexpr const char* k_coordinator_lease = "shimkeeper-coordinator";
+
+struct CoordinatorSettings {
+    std::string ns = "shimkeeper-system"; // [kube] namespace: where the Lease lives
+    std::string identity;                 // this agent's node name
+    std::string lease_name = k_coordinator_lease;
+    std::chrono::seconds lease_duration{15};
+    std::chrono::seconds renew_deadline{10};
+    std::chrono::seconds retry_period{2};
+    std::chrono::milliseconds settle{300}; // from a change to the pass that handles it
+    std::chrono::milliseconds backoff_initial{1000};
+    std::chrono::milliseconds backoff_max{60'000};
+};
+
+// Counters for status output and tests.
+struct CoordinatorStats {
+    unsigned rounds = 0;        // election rounds
+    unsigned terms = 0;         // times this agent became the leader
+    unsigned passes = 0;        // passes run to the end
+    unsigned writes = 0;        // API writes of all passes (Events not counted)
+    unsigned failed_passes = 0; // passes with at least one failed write
+};
+
+class Coordinator {
+public:
+    Coordinator(CurlEventLoop& loop, Client& client, CoordinatorSettings settings,
+                EventSource source, util::Log log);
+    ~Coordinator();
+    Coordinator(const Coordinator&) = delete;
+    Coordinator& operator=(const Coordinator&) = delete;
+
+    // The first election round runs at once (on the loop), then every retry_period.
+    util::Expected<void> start();
+    // Stops acting and gives the Lease up if held. No more rounds after it.
+    util::Expected<void> release();
+
+    bool leading() const { return m_leading; }
+    const CoordinatorStats& stats() const { return m_stats; }
+
+private:
+    void schedule_round(std::chrono::milliseconds delay);
+    void round();
+    util::Expected<void> begin_term();
+    void end_term(const std::string& why);
+    void on_change();
+    void arm_pass(std::chrono::milliseconds delay);
+    void pass();
+    bool still_leading() const;
+    void report_watch_problems();
+
+    CurlEventLoop& m_loop;
+    Client& m_client;
+    CoordinatorSettings m_settings;
+    util::Log m_log;
+    LeaderElector m_elector;
+    EventRecorder m_events;
+    std::minstd_rand m_rng;
+
+    bool m_leading = false;
+    bool m_released = false;
+    SdSource m_round_timer;
+    SdSource m_pass_timer;
+    bool m_pass_armed = false;
+    bool m_pass_owed = false; // a pass was skipped or cut short while the renewal was late
+    std::chrono::steady_clock::time_point m_pass_due;
+    unsigned m_failures_in_row = 0;
+    bool m_round_failing = false; // log an unreachable API server once, not every round
+
+    ClusterView m_view;
+    bool m_shims_synced = false;
+    bool m_nodes_synced = false;
+    bool m_classes_synced = false;
+    std::unique_ptr<Watch> m_shim_watch;
+    std::unique_ptr<Watch> m_node_watch;
+    std::unique_ptr<Watch> m_class_watch;
+    std::string m_reported_problem; // the last watch problem logged
+
+    CoordinatorStats m_stats;
+};
+
+} // namespace shimkeeper::kube

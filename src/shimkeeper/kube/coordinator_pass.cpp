@@ -1,0 +1,266 @@
+#include "shimkeeper/kube/coordinator_pass.hpp"
+
+#include "shimkeeper/kube/conflict_retry.hpp"
+#include "shimkeeper/kube/runtime_class.hpp"
+#include "shimkeeper/kube/shim_rollup.hpp"
+#include "shimkeeper/util/utc_time.hpp"
+
+#include <algorithm>
+
+namespace shimkeeper::kube {
+
+using nlohmann::json;
+
+namespace {
+
+std::string name_of(const json& object) {
+    return object.value("metadata", json::object()).value("name", "");
+}
+
+std::string version_of(const json& object) {
+    return object.value("metadata", json::object()).value("resourceVersion", "");
+}
+
+bool deleting(const json& object) {
+    return object.value("metadata", json::object()).contains("deletionTimestamp");
+}
+
+bool has_finalizer(const json& shim) {
+    const json finalizers = shim.value("metadata", json::object()).value("finalizers", json());
+    return finalizers.is_array() &&
+           std::ranges::find(finalizers, json(k_uninstall_finalizer)) != finalizers.end();
+}
+
+std::string condition_reason(const json& shim, const std::string& type) {
+    const json status = shim.value("status", json::object());
+    const json* found = find_condition(status.value("conditions", json()), type);
+    return found != nullptr ? found->value("reason", "") : "";
+}
+
+} // namespace
+
+PassOutcome CoordinatorPass::run(ClusterView& view) {
+    m_outcome = {};
+    m_view = &view;
+    std::vector<std::string> names;
+    for (const auto& [name, shim] : view.shims) {
+        names.push_back(name);
+    }
+    for (const std::string& name : names) {
+        if (!m_leading()) {
+            m_outcome.interrupted = true;
+            return m_outcome;
+        }
+        const json shim = view.shims.at(name); // a copy: writes replace the view's
+        reconcile_shim(shim);
+    }
+    if (m_leading()) {
+        remove_orphans();
+    }
+    return m_outcome;
+}
+
+void CoordinatorPass::reconcile_shim(const json& shim) {
+    const bool ours = has_finalizer(shim);
+    if (deleting(shim)) {
+        if (!ours) {
+            return; // finalized already, or held by someone else: nothing of ours to do
+        }
+        Rollup nodes = rollup(shim, m_view->nodes);
+        if (nodes.carrying.empty()) {
+            finalize(shim);
+        } else {
+            write_status(shim, desired_status(shim, nodes, std::nullopt, util::now_rfc3339()));
+        }
+        return;
+    }
+    if (!ours) {
+        if (auto added = change_finalizer(shim, true); !added) {
+            failed("adding the finalizer to Shim " + name_of(shim), std::move(added).error());
+        }
+    }
+    std::optional<Condition> runtime_class = ensure_runtime_class(shim);
+    json status =
+        desired_status(shim, rollup(shim, m_view->nodes), runtime_class, util::now_rfc3339());
+    write_status(shim, status);
+    if (runtime_class && runtime_class->reason == "Conflict" &&
+        condition_reason(shim, "RuntimeClassReady") != "Conflict") {
+        emit(shim, EventType::warning, "RuntimeClassConflict", "CreateRuntimeClass",
+             runtime_class->message);
+    }
+}
+
+std::optional<Condition> CoordinatorPass::ensure_runtime_class(const json& shim) {
+    auto identity = shim_identity_of(shim);
+    if (!identity) {
+        // Admission refuses these; a Shim made under an older CRD can still get here.
+        return Condition{"RuntimeClassReady", ConditionStatus::false_, "InvalidSpec",
+                         identity.error().message()};
+    }
+    const json desired = desired_runtime_class(*identity, shim);
+    const std::string& name = identity->runtime_class;
+    auto& classes = m_view->runtime_classes;
+    auto found = classes.find(name);
+    const json* existing = found == classes.end() ? nullptr : &found->second;
+    RuntimeClassPlan plan = plan_runtime_class(existing, desired, *identity);
+    const Resource resource = runtime_classes_resource();
+    util::Expected<json> result = json();
+    switch (plan.action) {
+    case RuntimeClassPlan::Action::keep:
+    case RuntimeClassPlan::Action::conflict:
+        return plan.condition;
+    case RuntimeClassPlan::Action::patch:
+        result = m_client.json_patch(resource, "", name, plan.operations, version_of(*existing));
+        break;
+    case RuntimeClassPlan::Action::replace:
+        if (!delete_runtime_class(*existing, "its handler changed")) {
+            return std::nullopt;
+        }
+        [[fallthrough]];
+    case RuntimeClassPlan::Action::create:
+        result = m_client.create(resource, "", desired);
+        if (result) {
+            emit(shim, EventType::normal, "RuntimeClassCreated", "CreateRuntimeClass",
+                 plan.condition.message);
+        }
+        break;
+    }
+    if (!result) {
+        // A conflict here means our view is behind; the watch brings the news, the retry acts.
+        failed("writing RuntimeClass " + name + " for Shim " + identity->name,
+               std::move(result).error());
+        return std::nullopt;
+    }
+    ++m_outcome.writes;
+    classes[name] = std::move(*result);
+    return plan.condition;
+}
+
+bool CoordinatorPass::delete_runtime_class(const json& runtime_class, const std::string& why) {
+    const std::string name = name_of(runtime_class);
+    auto gone = m_client.remove(runtime_classes_resource(), "", name, version_of(runtime_class));
+    if (!gone && gone.error().code() != util::ErrorCode::not_found) {
+        failed("deleting RuntimeClass " + name + " (" + why + ")", std::move(gone).error());
+        return false;
+    }
+    ++m_outcome.writes;
+    m_view->runtime_classes.erase(name);
+    m_log.info("coordinator: deleted RuntimeClass " + name + ": " + why);
+    return true;
+}
+
+void CoordinatorPass::finalize(const json& shim) {
+    const std::string shim_name = name_of(shim);
+    std::string removed;
+    const auto classes = m_view->runtime_classes; // a copy: deleting changes the view
+    for (const auto& [name, runtime_class] : classes) {
+        if (runtime_class_owner(runtime_class) != shim_name) {
+            continue;
+        }
+        if (!delete_runtime_class(runtime_class, "Shim " + shim_name + " was deleted")) {
+            return; // the finalizer stays until the RuntimeClass is gone
+        }
+        removed += (removed.empty() ? "RuntimeClass " : ", ") + name;
+    }
+    auto dropped = change_finalizer(shim, false);
+    if (!dropped) {
+        failed("removing the finalizer of Shim " + shim_name, std::move(dropped).error());
+        return;
+    }
+    if (*dropped == Changed::no) {
+        return; // gone already, or someone else took it off
+    }
+    m_log.info("coordinator: Shim " + shim_name + " finalized: no node carries it any more");
+    emit(shim, EventType::normal, "Finalized", "Finalize",
+         "no node carries the shim any more; " +
+             (removed.empty() ? std::string("no RuntimeClass of ours to delete")
+                              : removed + " deleted") +
+             "; finalizer removed");
+}
+
+void CoordinatorPass::remove_orphans() {
+    const auto classes = m_view->runtime_classes; // a copy: deleting changes the view
+    for (const auto& [name, runtime_class] : classes) {
+        const std::string owner = runtime_class_owner(runtime_class);
+        if (owner.empty()) {
+            continue;
+        }
+        auto shim = m_view->shims.find(owner);
+        if (shim != m_view->shims.end()) {
+            auto identity = shim_identity_of(shim->second);
+            // A Shim being deleted keeps its RuntimeClass until finalize(); an invalid one
+            // cannot say which class it wants, so nothing is taken from it.
+            if (deleting(shim->second) || !identity || identity->runtime_class == name) {
+                continue;
+            }
+        }
+        delete_runtime_class(runtime_class, "Shim " + owner + " no longer names it");
+    }
+}
+
+void CoordinatorPass::write_status(const json& shim, const json& status) {
+    if (!status_differs(shim, status)) {
+        return;
+    }
+    const std::string name = name_of(shim);
+    auto written = m_client.merge_patch(shims_resource(), "", name, {{"status", status}}, "status");
+    if (!written) {
+        if (written.error().code() != util::ErrorCode::not_found) { // gone: nothing to report on
+            failed("writing the status of Shim " + name, std::move(written).error());
+        }
+        return;
+    }
+    ++m_outcome.writes;
+    m_view->shims[name] = std::move(*written);
+}
+
+util::Expected<Changed> CoordinatorPass::change_finalizer(const json& shim, bool present) {
+    Changed last = Changed::no;
+    auto written = update_with_retry(
+        m_client, shims_resource(), "", name_of(shim), [&](json& fresh) -> util::Expected<Changed> {
+            json& metadata = fresh["metadata"];
+            json finalizers = metadata.value("finalizers", json::array());
+            auto at = std::ranges::find(finalizers, json(k_uninstall_finalizer));
+            last = Changed::no;
+            if (present && at == finalizers.end() && !metadata.contains("deletionTimestamp")) {
+                finalizers.push_back(k_uninstall_finalizer);
+                last = Changed::yes;
+            } else if (!present && at != finalizers.end()) {
+                finalizers.erase(at);
+                last = Changed::yes;
+            }
+            metadata["finalizers"] = finalizers;
+            return last;
+        });
+    if (!written) {
+        if (written.error().code() == util::ErrorCode::not_found) {
+            return Changed::no; // deleted meanwhile
+        }
+        return std::unexpected(std::move(written).error());
+    }
+    if (last == Changed::yes) {
+        ++m_outcome.writes;
+        // Without our finalizer a deleted Shim is gone; this copy only says so until the
+        // watch removes it.
+        m_view->shims[name_of(shim)] = std::move(*written);
+    }
+    return last;
+}
+
+void CoordinatorPass::emit(const json& shim, EventType type, const std::string& reason,
+                           const std::string& action, const std::string& note) {
+    const json metadata = shim.value("metadata", json::object());
+    ObjectReference regarding{shims_resource().api_version(), "Shim", metadata.value("name", ""),
+                              "", metadata.value("uid", "")};
+    if (auto emitted = m_events.emit(regarding, type, reason, action, note); !emitted) {
+        m_log.warning("coordinator: could not record Event " + reason + " on Shim " +
+                      regarding.name + ": " + emitted.error().message());
+    }
+}
+
+void CoordinatorPass::failed(const std::string& what, util::Error error) {
+    m_log.warning("coordinator: " + what + ": " + error.message());
+    m_outcome.errors.push_back(std::move(error).with_context(what));
+}
+
+} // namespace shimkeeper::kube

@@ -1,0 +1,75 @@
+// One reconcile pass of the coordinator over everything it watches: the blocking REST writes,
+// decided by the pure parts (shim_rollup, runtime_class) on the watched state. Each Shim:
+//   - alive without our finalizer: the finalizer is added (update at the version read, 409 ->
+//     read again, bounded);
+//   - its RuntimeClass created, brought back in line, or left alone when it is not ours;
+//   - its status written through the status subresource (merge patch) only when it differs;
+//   - being deleted, with our finalizer, and no Node carrying its label or annotation: its
+//     RuntimeClass deleted (if ours), then the finalizer removed.
+// And a RuntimeClass of ours whose Shim is gone or now names another class is deleted.
+// A failed write is reported and the pass goes on with the next Shim; the caller retries the
+// whole pass later (everything here is idempotent). Nothing is written once `leading` says no.
+// What a write returns goes into the view at once: a pass that runs before the watch has
+// delivered our own write must not take the older object for the truth and write again.
+#pragma once
+
+#include "shimkeeper/kube/client.hpp"
+#include "shimkeeper/kube/conditions.hpp"
+#include "shimkeeper/kube/conflict_retry.hpp"
+#include "shimkeeper/kube/event_recorder.hpp"
+#include "shimkeeper/kube/node_shim_state.hpp"
+#include "shimkeeper/util/log.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::kube {
+
+// Our finalizer on every Shim: the Shim stays until no node carries it any more.
+inline constexpr const char* k_uninstall_finalizer = "shim.containerd.x-k8s.io/uninstall";
+
+// What the coordinator's watches hold.
+struct ClusterView {
+    std::map<std::string, nlohmann::json> shims;           // by name
+    NodeViews nodes;                                       // by name
+    std::map<std::string, nlohmann::json> runtime_classes; // by name
+};
+
+struct PassOutcome {
+    unsigned writes = 0;
+    std::vector<util::Error> errors;
+    bool interrupted = false; // leadership ended during the pass
+};
+
+class CoordinatorPass {
+public:
+    CoordinatorPass(Client& client, EventRecorder& events, const util::Log& log,
+                    std::function<bool()> leading)
+        : m_client(client), m_events(events), m_log(log), m_leading(std::move(leading)) {}
+
+    PassOutcome run(ClusterView& view);
+
+private:
+    void reconcile_shim(const nlohmann::json& shim);
+    void finalize(const nlohmann::json& shim);
+    std::optional<Condition> ensure_runtime_class(const nlohmann::json& shim);
+    void write_status(const nlohmann::json& shim, const nlohmann::json& status);
+    void remove_orphans();
+    bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);
+    util::Expected<Changed> change_finalizer(const nlohmann::json& shim, bool present);
+    void emit(const nlohmann::json& shim, EventType type, const std::string& reason,
+              const std::string& action, const std::string& note);
+    void failed(const std::string& what, util::Error error);
+
+    Client& m_client;
+    EventRecorder& m_events;
+    const util::Log& m_log;
+    std::function<bool()> m_leading;
+    ClusterView* m_view = nullptr; // during run()
+    PassOutcome m_outcome;
+};
+
+} // namespace shimkeeper::kube

@@ -1,0 +1,56 @@
+#include "shimkeeper/kube/node_shim_state.hpp"
+
+namespace shimkeeper::kube {
+
+using nlohmann::json;
+
+namespace {
+
+std::map<std::string, std::string> string_map(const json& metadata, const char* field,
+                                              std::string_view prefix) {
+    std::map<std::string, std::string> out;
+    auto found = metadata.find(field);
+    if (found == metadata.end() || !found->is_object()) {
+        return out;
+    }
+    for (const auto& [key, value] : found->items()) {
+        if (value.is_string() && key.starts_with(prefix)) {
+            out.emplace(key, value.get<std::string>());
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+NodeView NodeView::of(const json& node) {
+    const json metadata = node.value("metadata", json::object());
+    return {metadata.value("name", ""), string_map(metadata, "labels", ""),
+            string_map(metadata, "annotations", k_shim_key_prefix)};
+}
+
+ShimReport shim_on_node(const NodeView& node, std::string_view shim) {
+    const std::string key = shim_node_key(shim);
+    ShimReport out;
+    if (auto label = node.labels.find(key); label != node.labels.end()) {
+        out.label = label->second;
+    }
+    auto annotation = node.shim_annotations.find(key);
+    if (annotation == node.shim_annotations.end()) {
+        return out;
+    }
+    out.annotated = true;
+    // Written by another program (an agent of another version, a person): anything that is not
+    // the expected shape has no state, which counts as not installed yet.
+    const auto said = node_shim_state_of(annotation->second);
+    if (!said) {
+        out.reason = "the annotation " + key + " is not shimkeeper's state JSON";
+        return out;
+    }
+    out.state = said->state;
+    out.generation = said->generation;
+    out.reason = said->reason;
+    return out;
+}
+
+} // namespace shimkeeper::kube

@@ -1,0 +1,146 @@
+# shellcheck shell=bash
+# Helpers for tests/cluster/coordinator_*.sh: the coordinator run by kube-probe as the agent
+# identity, Shims applied and Nodes "reporting" as the admin (standing in for node agents).
+# Source after kube_harness.sh (the coordinators are stopped on exit):
+#
+#   coord_testbed                   the control plane up (kube_up), or skip (77) without peers
+#   coord_start IDENTITY [lease=S]  a coordinator candidate in the background; its pid is
+#                                   COORD_PIDS[IDENTITY], its output $KUBE_DIR/coord-IDENTITY.out
+#   coord_lead IDENTITY [lease=S]   coord_start, then waits until it leads
+#   coord_wait_line IDENTITY REGEX [SECONDS]   waits for a line of its output
+#   coord_passes IDENTITY           the number of its last finished pass (0 before any)
+#   coord_wait_passes IDENTITY N    waits until it has finished more than N passes
+#   coord_writes IDENTITY           its API writes so far, as of its last pass
+#   shim_apply NAME [SPEC-YAML-LINES]  a Shim (runtimeType io.containerd.NAME.v2) with extra spec
+#   shim_get NAME JSONPATH          one field of the Shim, as the admin
+#   shim_condition NAME TYPE FIELD  status|reason|message|lastTransitionTime of a condition
+#   wait_eq SECONDS EXPECTED CMD... waits until CMD prints EXPECTED (fails the test otherwise)
+#   node_report NODE SHIM STATE [REASON]  the node's annotation at the Shim's current generation,
+#                                   and its label while STATE is installed (removed otherwise)
+#   node_forget NODE SHIM           the node's label and annotation removed
+#   pass MSG / fail MSG             a step done / the test failed, showing the coordinators' output
+
+declare -A COORD_PIDS=()
+COORD_PROBE=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe
+[[ -x $COORD_PROBE ]] || kube_skip "kube-probe is not built"
+
+coord__stop_all() {
+    local pid
+    for pid in "${COORD_PIDS[@]}"; do
+        kill -KILL "$pid" 2>/dev/null
+    done
+}
+trap coord__stop_all EXIT
+
+coord_testbed() {
+    kube_require_peers
+    kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
+}
+
+pass() { echo "ok: $*"; }
+
+fail() {
+    echo "FAIL: $*" >&2
+    local file
+    for file in "$KUBE_DIR"/coord-*.out "$KUBE_DIR"/coord-*.err; do
+        [[ -f $file ]] || continue
+        echo "== $file" >&2
+        tail -n 40 "$file" >&2
+    done
+    exit 1
+}
+
+coord_start() {
+    local identity=$1
+    shift
+    "$COORD_PROBE" "$(kube_kubeconfig agent)" coordinator shimkeeper-system "$identity" 600 "$@" \
+        >"$KUBE_DIR/coord-$identity.out" 2>"$KUBE_DIR/coord-$identity.err" &
+    COORD_PIDS[$identity]=$!
+}
+
+coord_lead() {
+    coord_start "$@"
+    coord_wait_line "$1" '^LEADER 1$'
+}
+
+coord__has_line() { grep -qE -- "$2" "$KUBE_DIR/coord-$1.out"; }
+
+coord_wait_line() {
+    kube_wait_for "${3:-60}" coord__has_line "$1" "$2" || fail "coordinator $1 never printed \"$2\""
+}
+
+coord_passes() {
+    local last
+    last=$(grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1)
+    [[ -n $last ]] || {
+        echo 0
+        return
+    }
+    read -r _ count _ <<<"$last"
+    echo "$count"
+}
+
+coord_writes() {
+    grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1 | sed -E 's/.* writes=([0-9]+).*/\1/'
+}
+
+coord__passes_over() { (($(coord_passes "$1") > $2)); }
+
+coord_wait_passes() {
+    kube_wait_for 60 coord__passes_over "$1" "$2" || fail "coordinator $1 ran no pass after #$2"
+}
+
+shim_apply() {
+    local name=$1 extra=${2:-}
+    kube_admin apply -f - >/dev/null <<YAML
+apiVersion: containerd.x-k8s.io/v1alpha1
+kind: Shim
+metadata: {name: $name}
+spec:
+  runtimeType: io.containerd.$name.v2
+  fetchStrategy:
+    type: anonymousHttp
+    anonHttp: {location: "https://example.org/$name.tar.gz", sha256: "$(printf '%064d' 0)"}
+$extra
+YAML
+}
+
+shim_get() {
+    kube_admin get shim "$1" -o jsonpath="{$2}"
+}
+
+shim_condition() {
+    shim_get "$1" ".status.conditions[?(@.type==\"$2\")].$3"
+}
+
+coord__prints() {
+    local expected=$1
+    shift
+    [[ $("$@" 2>/dev/null) == "$expected" ]]
+}
+
+wait_eq() {
+    local seconds=$1 expected=$2
+    shift 2
+    kube_wait_for "$seconds" coord__prints "$expected" "$@" ||
+        fail "waited ${seconds}s for \"$expected\" from: $* (last: \"$("$@" 2>&1)\")"
+}
+
+node_report() {
+    local node=$1 shim=$2 state=$3 reason=${4:-} generation key
+    key=shim.containerd.x-k8s.io/$shim
+    generation=$(shim_get "$shim" .metadata.generation)
+    kube_admin annotate node "$node" --overwrite >/dev/null \
+        "$key={\"state\":\"$state\",\"generation\":$generation,\"reason\":\"$reason\"}"
+    if [[ $state == installed ]]; then
+        kube_admin label node "$node" --overwrite "$key=true" >/dev/null
+    else
+        kube_admin label node "$node" "$key-" >/dev/null
+    fi
+}
+
+node_forget() {
+    local key=shim.containerd.x-k8s.io/$2
+    kube_admin label node "$1" "$key-" >/dev/null
+    kube_admin annotate node "$1" "$key-" >/dev/null
+}
