@@ -76,7 +76,9 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
     if (settings.kube) {
         cluster.emplace(*settings.kube, spec::node_architecture(),
                         kube::ClusterPlaces{store.state_dir() / "cluster.json",
-                                            root.on_host("/etc/machine-id")});
+                                            root.on_host("/etc/machine-id"),
+                                            {root.on_host("/var/lib/kubelet/kubeconfig"),
+                                             root.on_host("/etc/kubernetes/kubelet.conf")}});
     }
     const auto lock_timeout =
         options.no_wait ? std::chrono::milliseconds(0)

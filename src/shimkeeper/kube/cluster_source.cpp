@@ -54,6 +54,19 @@ std::map<std::string, std::string> labels_of(const json& object) {
     return labels;
 }
 
+ClusterSource::ClusterSource(spec::KubeSettings settings, std::string arch, ClusterPlaces places)
+    : m_settings(std::move(settings)), m_arch(std::move(arch)), m_places(std::move(places)) {
+    if (!m_settings.node_kubeconfig) {
+        for (const auto& candidate : m_places.kubelet_kubeconfigs) {
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(candidate, ec)) {
+                m_settings.node_kubeconfig = candidate.string();
+                break;
+            }
+        }
+    }
+}
+
 const std::string& ClusterSource::agent_kubeconfig() const {
     return m_settings.kubeconfig ? *m_settings.kubeconfig : *m_settings.node_kubeconfig;
 }

@@ -51,12 +51,14 @@ public:
 struct ClusterPlaces {
     std::filesystem::path memory_file; // <store>/state/cluster.json
     std::filesystem::path machine_id;  // <root>/etc/machine-id
+    // Where a kubelet keeps its kubeconfig (host paths, first found wins): the node credential
+    // when [kube] node_kubeconfig is not set.
+    std::vector<std::filesystem::path> kubelet_kubeconfigs;
 };
 
 class ClusterSource : public spec::DesiredSource {
 public:
-    ClusterSource(spec::KubeSettings settings, std::string arch, ClusterPlaces places)
-        : m_settings(std::move(settings)), m_arch(std::move(arch)), m_places(std::move(places)) {}
+    ClusterSource(spec::KubeSettings settings, std::string arch, ClusterPlaces places);
 
     util::Expected<spec::DesiredShims> load() const override;
     bool yields_on_conflict() const override { return true; }
@@ -74,6 +76,7 @@ public:
 
     const spec::KubeSettings& settings() const { return m_settings; }
     const std::string& agent_kubeconfig() const;
+    // [kube] node_kubeconfig, else the kubelet's when there is one, else the agent's.
     const std::string& node_kubeconfig() const;
     // [kube] node_name, else this host's name lowercased (what the kubelet registers by default).
     std::string node_name() const;
