@@ -3,6 +3,9 @@
 # Type=notify unit; ctr runs a busybox container through the runc shim; a restart through
 # systemd brings containerd back with a new invocation and it keeps working.
 set -euo pipefail
+# What this proves is shimkeeper's (journal, daemon, restart guard), not a config format: the
+# oldest and the newest containerd line are enough (keeps scripts/test inside its budget).
+# containerd-lines: 1.6 2
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_harness.sh"
 node_reexec_in_namespace "$@"
 
