@@ -53,7 +53,7 @@ shim_object other '{gpu: "true"}' | kube_admin apply -f - >/dev/null
 
 expect_exit 0 sk plan
 expect_output_contains "install demo (handler demo)"
-expect_output_lacks "other"
+expect_output_lacks "install other"
 expect_exit 0 sk status
 expect_output_contains "Shim/demo (generation 1): selects this node, nodeSelector wasm=true matches"
 expect_output_contains "Shim/other (generation 1): does not select this node"

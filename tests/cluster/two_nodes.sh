@@ -144,8 +144,11 @@ unlabelled b broken || fail "node-b carries the broken label after failing"
 on b node_cri_lacks_handler broken || fail "node-b's CRI lists the refused handler"
 on b node_cri_has_handler demo || fail "node-b lost demo while rolling back broken"
 [[ "$(on b node_config_digest)" == "$config_b" ]] || fail "node-b's config is not as before the failed change"
-kube_admin get node node-b -o json | grep -q 'rolled back' ||
-    fail "node-b's annotation does not say it rolled back"
+reason_b=$(kube_admin get node node-b -o json | python3 -c 'import json, sys
+a = json.load(sys.stdin)["metadata"]["annotations"]["shim.containerd.x-k8s.io/broken"]
+print(json.loads(a).get("reason", ""))')
+[[ $reason_b == *containerd* ]] || fail "node-b's annotation gives no reason naming containerd: '$reason_b'"
+echo "node-b says: failed: $reason_b"
 has_warning() {
     kube_admin get events.events.k8s.io -n default -o json | python3 -c 'import json, sys
 ok = any(e["type"] == "Warning" and e["reason"] == "InstallFailed" and e["regarding"]["kind"] == "Shim"
