@@ -27,7 +27,7 @@ util::Expected<int> fetch_all(Context& ctx) {
     int exit_code = 0;
     for (const spec::ShimSpec& shim : desired.shims) {
         auto staged =
-            reconcile::stage_shim(shim, reconcile::known_digest(shim, state.current_generation()),
+            reconcile::stage_shim(shim, reconcile::known_digest(shim, state.current_generation(), ctx.store),
                                   ctx.store, downloader, stage_options, ctx.log);
         if (!staged) {
             ++failures;

@@ -3,6 +3,7 @@
 #include "shimkeeper/archive/archive_handles.hpp"
 #include "shimkeeper/archive/entry_path.hpp"
 
+#include <archive_entry.h>
 #include <array>
 
 namespace shimkeeper::fetch::oci {

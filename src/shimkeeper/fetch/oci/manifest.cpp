@@ -1,6 +1,6 @@
 #include "shimkeeper/fetch/oci/manifest.hpp"
 
-#include "shimkeeper/fetch/oci/reference.hpp"
+#include "shimkeeper/spec/oci_reference.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -32,7 +32,7 @@ util::Expected<Descriptor> parse_descriptor(const json& node, const std::string&
     Descriptor descriptor;
     descriptor.media_type = text_field(node, "mediaType").value_or("");
     auto digest = text_field(node, "digest");
-    auto normal = digest ? normalise_digest(*digest) : std::nullopt;
+    auto normal = digest ? spec::normalise_digest(*digest) : std::nullopt;
     if (!normal) {
         return std::unexpected(bad(what, where + ".digest is missing or not sha256:<64 hex>" +
                                              (digest ? " (\"" + *digest + "\")" : "")));

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-namespace shimkeeper::fetch::oci {
+namespace shimkeeper::spec {
 
-struct Reference {
+struct OciReference {
     std::string registry;              // host[:port], as written
     std::string repository;            // path below the registry
     std::optional<std::string> tag;    // absent with a digest-only reference
@@ -24,9 +24,9 @@ struct Reference {
 };
 
 // Refusals are invalid input naming the reference and the part that is wrong.
-util::Expected<Reference> parse_reference(std::string_view text);
+util::Expected<OciReference> parse_oci_reference(std::string_view text);
 
 // "sha256:<hex>" with 64 hex digits (lowercased), or nullopt.
 std::optional<std::string> normalise_digest(std::string_view text);
 
-} // namespace shimkeeper::fetch::oci
+} // namespace shimkeeper::spec

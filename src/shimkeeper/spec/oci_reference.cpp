@@ -1,11 +1,11 @@
-#include "shimkeeper/fetch/oci/reference.hpp"
+#include "shimkeeper/spec/oci_reference.hpp"
 
 #include "shimkeeper/util/sha256.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-namespace shimkeeper::fetch::oci {
+namespace shimkeeper::spec {
 
 namespace {
 
@@ -57,7 +57,7 @@ bool valid_registry(std::string_view host) {
     });
 }
 
-util::Expected<Reference> refuse(std::string_view text, const std::string& why) {
+util::Expected<OciReference> refuse(std::string_view text, const std::string& why) {
     return util::fail(util::ErrorCode::invalid_input,
                       "OCI reference \"" + std::string(text) + "\": " + why +
                           "; write REGISTRY/REPOSITORY[:TAG]@sha256:DIGEST, e.g. "
@@ -77,16 +77,16 @@ std::optional<std::string> normalise_digest(std::string_view text) {
     return digest;
 }
 
-std::string Reference::manifest_reference() const {
+std::string OciReference::manifest_reference() const {
     return digest ? *digest : tag.value_or("latest");
 }
 
-std::string Reference::to_string() const {
+std::string OciReference::to_string() const {
     return registry + "/" + repository + (tag ? ":" + *tag : "") + (digest ? "@" + *digest : "");
 }
 
-util::Expected<Reference> parse_reference(std::string_view text) {
-    Reference ref;
+util::Expected<OciReference> parse_oci_reference(std::string_view text) {
+    OciReference ref;
     std::string_view rest = text;
     if (auto at = rest.find('@'); at != std::string_view::npos) {
         ref.digest = normalise_digest(rest.substr(at + 1));
@@ -131,4 +131,4 @@ util::Expected<Reference> parse_reference(std::string_view text) {
     return ref;
 }
 
-} // namespace shimkeeper::fetch::oci
+} // namespace shimkeeper::spec
