@@ -138,3 +138,24 @@ blob_path() {
     local hex="${2#sha256:}"
     echo "$1/docker/registry/v2/blobs/sha256/${hex:0:2}/$hex/data"
 }
+
+# token_server_start CERTDIR USER:PASSWORD: the test's token issuer (registry_token_server.py)
+# signing with CERTDIR's key; exports TOKEN_REALM and TOKEN_LOG.
+token_server_start() {
+    local n=${#SK_PIDS[@]}
+    local port_file="$T/token.$n.port"
+    TOKEN_LOG="$T/token.$n.log"
+    : >"$TOKEN_LOG"
+    python3 "$SK_SUPPORT_DIR/registry_token_server.py" --port-file "$port_file" \
+        --cert "$1/cert.pem" --key "$1/key.pem" --user "$2" --log "$TOKEN_LOG" \
+        2>>"$T/token.$n.err" &
+    sk_track $!
+    sk_wait_for_file "$port_file" 10 || fail "the token server did not start ($T/token.$n.err)"
+    TOKEN_REALM="http://127.0.0.1:$(<"$port_file")/token"
+    export TOKEN_REALM TOKEN_LOG
+}
+
+# auth_file FILE HOST USER:PASSWORD: a containers-auth.json with credentials for HOST.
+auth_file() {
+    printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$2" "$(printf '%s' "$3" | base64 -w0)" >"$1"
+}

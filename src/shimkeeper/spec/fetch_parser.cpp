@@ -12,41 +12,12 @@ namespace {
 
 constexpr std::string_view k_platform_label = "[[shim.fetch.platform]]";
 
-// A file inside an image or an artifact's title: relative once a leading "/" is dropped, no
-// "." or ".." parts, no control characters.
-std::optional<std::string> normalise_path(std::string_view path) {
-    while (path.starts_with('/')) {
-        path.remove_prefix(1);
-    }
-    if (path.empty() || path.ends_with('/')) {
-        return std::nullopt;
-    }
-    std::string_view rest = path;
-    while (true) {
-        auto slash = rest.find('/');
-        std::string_view part = rest.substr(0, slash);
-        if (part.empty() || part == "." || part == "..") {
-            return std::nullopt;
-        }
-        if (slash == std::string_view::npos) {
-            break;
-        }
-        rest = rest.substr(slash + 1);
-    }
-    for (char c : path) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-            return std::nullopt;
-        }
-    }
-    return std::string(path);
-}
-
 util::Expected<std::optional<std::string>> read_path(const TableReader& table) {
     auto path = TRY(table.string("path"));
     if (!path) {
         return std::nullopt;
     }
-    auto normal = normalise_path(*path);
+    auto normal = normalise_oci_path(*path);
     if (!normal) {
         return table.fail_key("path", "must name a file inside the image (\"usr/bin/shim\"), "
                                       "without '.' or '..' parts, got \"" +

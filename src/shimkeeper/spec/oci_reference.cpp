@@ -77,6 +77,33 @@ std::optional<std::string> normalise_digest(std::string_view text) {
     return digest;
 }
 
+std::optional<std::string> normalise_oci_path(std::string_view path) {
+    while (path.starts_with('/')) {
+        path.remove_prefix(1);
+    }
+    if (path.empty() || path.ends_with('/')) {
+        return std::nullopt;
+    }
+    std::string_view rest = path;
+    while (true) {
+        auto slash = rest.find('/');
+        std::string_view part = rest.substr(0, slash);
+        if (part.empty() || part == "." || part == "..") {
+            return std::nullopt;
+        }
+        if (slash == std::string_view::npos) {
+            break;
+        }
+        rest = rest.substr(slash + 1);
+    }
+    for (char c : path) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            return std::nullopt;
+        }
+    }
+    return std::string(path);
+}
+
 std::string OciReference::manifest_reference() const {
     return digest ? *digest : tag.value_or("latest");
 }

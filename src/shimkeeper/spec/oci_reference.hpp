@@ -26,6 +26,11 @@ struct OciReference {
 // Refusals are invalid input naming the reference and the part that is wrong.
 util::Expected<OciReference> parse_oci_reference(std::string_view text);
 
+// The `path` of an OCI source (a file inside an image, or an artifact's title), normalised to
+// "usr/bin/shim": a leading "/" is dropped; empty, "." or ".." parts and control characters
+// give nullopt.
+std::optional<std::string> normalise_oci_path(std::string_view path);
+
 // "sha256:<hex>" with 64 hex digits (lowercased), or nullopt.
 std::optional<std::string> normalise_digest(std::string_view text);
 

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# An air-gapped node: containerd's hosts.toml for the upstream registry names a mirror, and
+# the upstream itself is unreachable. The shim comes from the mirror, as the node's images do.
+set -euo pipefail
+source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/registry.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/oci_scenario.sh"
+sk_init
+oci_init
+oci_agent_settings
+WANT="$(sha256_of "$SHIM_SOURCE")"
+make_image "$T/layout" v1 "$(node_arch)" put_shim
+IMAGE="$(push_image "$T/layout" v1 shims/demo:v1)"
+
+# The upstream name resolves nowhere reachable: a port nothing listens on.
+UPSTREAM="127.0.0.1:$(sk_free_port)"
+oci_hosts_toml "$UPSTREAM" "server = \"http://$UPSTREAM\"
+
+[host.\"http://$REG\"]
+  capabilities = [\"pull\", \"resolve\"]"
+oci_shim "$UPSTREAM/shims/demo:v1@$IMAGE" "usr/bin/$BIN"
+expect_exit 0 sk fetch
+cmp -s "$STORE/store/sha256/$WANT/$BIN" "$SHIM_SOURCE" || fail "the stored binary differs"
+(($(reg_requests) == 2)) || fail "the mirror should have served 2 requests, it saw $(reg_requests)"
+
+# Without the mirror the same reference cannot be fetched: the mirror really was used.
+rm -rf "$STORE"
+oci_hosts_toml "$UPSTREAM" "server = \"http://$UPSTREAM\""
+expect_exit 1 sk fetch
+expect_output_contains "$UPSTREAM"
