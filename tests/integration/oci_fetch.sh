@@ -32,6 +32,18 @@ expect_exit 0 sk fetch
 expect_output_contains "already in the store"
 [[ "$(reg_requests)" == "$before" ]] || fail "the second fetch asked the registry again"
 
+# --- status names the reference and what this node resolved it to ----------------------------
+expect_exit 0 sk -o json status
+python3 - "$OUT" "$IMAGE" "$WANT" <<'PY' || fail "status lacks the resolution: $(cat "$OUT")"
+import json, sys
+oci = json.load(open(sys.argv[1]))["desired"][0]["oci"]
+assert oci["reference"].endswith("@" + sys.argv[2]) and oci["path"] == "usr/bin/containerd-shim-demo-v2", oci
+assert oci["resolved"]["manifest_digest"] == sys.argv[2] and oci["resolved"]["digest"] == sys.argv[3], oci
+assert oci["resolved"]["kind"] == "image" and oci["resolved"]["layer_digest"].startswith("sha256:"), oci
+PY
+expect_exit 0 sk status
+expect_output_contains "image for linux/$ARCH: manifest $IMAGE"
+
 # --- an artifact: its single layer is the file ------------------------------------------------
 printf '{}' >"$T/empty.json"
 cp "$SHIM_SOURCE" "$T/artifact-file"
