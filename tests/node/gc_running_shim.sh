@@ -39,7 +39,8 @@ runs_v1() {
     done
     return 1
 }
-node_wait_for 20 eval '! runs_v1' || fail "a process still runs $v1 after its sandbox was removed"
+v1_unused() { ! runs_v1; }
+node_wait_for 20 v1_unused || fail "a process still runs $v1 after its sandbox was removed"
 
 node_shim_declare demo v3
 expect_exit 0 ski apply
