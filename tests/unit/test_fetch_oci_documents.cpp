@@ -59,9 +59,9 @@ TEST(FetchOciReference, PathsAreNormalisedOrRefused) {
 }
 
 std::string descriptor(const std::string& arch, const std::string& variant = "") {
-    return R"({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": ")" +
-           k_digest + R"(", "size": 10, "platform": {"os": "linux", "architecture": ")" + arch +
-           R"(")" + (variant.empty() ? "" : R"(, "variant": ")" + variant + "\"") + "}}";
+    return R"({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": ")" + k_digest +
+           R"(", "size": 10, "platform": {"os": "linux", "architecture": ")" + arch + R"(")" +
+           (variant.empty() ? "" : R"(, "variant": ")" + variant + "\"") + "}}";
 }
 
 TEST(FetchOciManifest, AnIndexResolvesToThisNodesPlatform) {

@@ -7,9 +7,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
-#include <fstream>
 #include <sstream>
 
 namespace shimkeeper::fetch::oci {
@@ -34,7 +34,8 @@ protected:
 
     // A layer from the files given ("path" -> content; content "->target" makes a symlink,
     // "/" a directory), compressed with `flag` ("", "-z", "--zstd").
-    fs::path layer(const std::map<std::string, std::string>& files, const std::string& flag = "-z") {
+    fs::path layer(const std::map<std::string, std::string>& files,
+                   const std::string& flag = "-z") {
         fs::path tree = m_dir / ("tree" + std::to_string(m_count));
         fs::path out = m_dir / ("layer" + std::to_string(m_count++));
         fs::create_directories(tree);
@@ -48,7 +49,8 @@ protected:
                 std::ofstream(tree / path) << content;
             }
         }
-        std::string command = "tar " + flag + " -C " + tree.string() + " -cf " + out.string() + " .";
+        std::string command =
+            "tar " + flag + " -C " + tree.string() + " -cf " + out.string() + " .";
         EXPECT_EQ(std::system(command.c_str()), 0) << command;
         return out;
     }
@@ -110,8 +112,7 @@ TEST_F(FetchOciLayers, WhiteoutsHideThePathOrAParent) {
 
 TEST_F(FetchOciLayers, AWhiteoutHidesOnlyLowerLayersNotItsOwn) {
     std::string content;
-    auto result =
-        search(layer({{"usr/bin/.wh..wh..opq", ""}, {"usr/bin/shim", "new"}}), content);
+    auto result = search(layer({{"usr/bin/.wh..wh..opq", ""}, {"usr/bin/shim", "new"}}), content);
     ASSERT_TRUE(result);
     EXPECT_EQ(result->verdict, LayerVerdict::found);
     EXPECT_EQ(content, "new");

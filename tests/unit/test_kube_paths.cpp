@@ -1,7 +1,7 @@
 // REST paths, query encoding, and Status bodies turned into Errors.
 #include "shimkeeper/kube/api_error.hpp"
-#include "shimkeeper/util/base64.hpp"
 #include "shimkeeper/kube/resource.hpp"
+#include "shimkeeper/util/base64.hpp"
 
 #include <gtest/gtest.h>
 

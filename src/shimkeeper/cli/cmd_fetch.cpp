@@ -26,9 +26,9 @@ util::Expected<int> fetch_all(Context& ctx) {
     int failures = 0;
     int exit_code = 0;
     for (const spec::ShimSpec& shim : desired.shims) {
-        auto staged =
-            reconcile::stage_shim(shim, reconcile::known_digest(shim, state.current_generation(), ctx.store),
-                                  ctx.store, downloader, stage_options, ctx.log);
+        auto staged = reconcile::stage_shim(
+            shim, reconcile::known_digest(shim, state.current_generation(), ctx.store), ctx.store,
+            downloader, stage_options, ctx.log);
         if (!staged) {
             ++failures;
             exit_code = std::max(exit_code, staged.error().exit_code());

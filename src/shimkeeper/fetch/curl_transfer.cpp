@@ -257,8 +257,8 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         hop.stall_timeout = settings.stall_timeout;
         auto set = [&]() -> util::Expected<void> {
             TRY(set_curl_option(handle, CURLOPT_URL, url.c_str(), "URL"));
-            curl_slist* list = same_origin(request.url, url) ? headers->first.get()
-                                                             : headers->second.get();
+            curl_slist* list =
+                same_origin(request.url, url) ? headers->first.get() : headers->second.get();
             TRY(set_curl_option(handle, CURLOPT_HTTPHEADER, list, "HTTPHEADER"));
             TRY(set_curl_option(handle, CURLOPT_RESUME_FROM_LARGE,
                                 static_cast<curl_off_t>(resume_from), "RESUME_FROM_LARGE"));

@@ -33,7 +33,6 @@ util::Expected<void> check_redirect(std::string_view from, std::string_view to,
     return {};
 }
 
-
 namespace {
 
 // "scheme://host:port" in lowercase, or empty when curl cannot parse the URL.
@@ -44,8 +43,7 @@ std::string origin_of(std::string_view url) {
     }
     std::string origin;
     if (curl_url_set(parsed, CURLUPART_URL, std::string(url).c_str(), 0) == CURLUE_OK) {
-        for (auto [part, flags] : {std::pair{CURLUPART_SCHEME, 0u},
-                                   std::pair{CURLUPART_HOST, 0u},
+        for (auto [part, flags] : {std::pair{CURLUPART_SCHEME, 0u}, std::pair{CURLUPART_HOST, 0u},
                                    std::pair{CURLUPART_PORT, unsigned{CURLU_DEFAULT_PORT}}}) {
             char* text = nullptr;
             if (curl_url_get(parsed, part, &text, flags) == CURLUE_OK) {

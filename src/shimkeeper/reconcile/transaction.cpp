@@ -238,8 +238,8 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     stage_options.heartbeat = m_node.heartbeat;
     std::vector<std::optional<KnownArtifact>> artifacts;
     for (const auto& spec : target) {
-        auto staged = stage_shim(spec, known_digest(spec, current, m_node.store), m_node.store, m_node.downloader,
-                                 stage_options, m_node.log);
+        auto staged = stage_shim(spec, known_digest(spec, current, m_node.store), m_node.store,
+                                 m_node.downloader, stage_options, m_node.log);
         if (!staged) {
             return refuse(std::move(staged.error()));
         }

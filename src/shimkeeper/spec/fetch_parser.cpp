@@ -29,10 +29,12 @@ util::Expected<std::optional<std::string>> read_path(const TableReader& table) {
 // oci (+ optional path) of one table: the reference's digest pin is the verification.
 util::Expected<FetchSource> parse_oci_source(const TableReader& table, Unverified unverified) {
     FetchSource source;
-    std::string text = TRY(table.required_string("oci", "oci = \"ghcr.io/example/shim:1.0@sha256:...\""));
+    std::string text =
+        TRY(table.required_string("oci", "oci = \"ghcr.io/example/shim:1.0@sha256:...\""));
     auto reference = parse_oci_reference(text);
     if (!reference) {
-        return fail_at(table.where("oci"), reference.error().message() + " (in " + table.label() + ")");
+        return fail_at(table.where("oci"),
+                       reference.error().message() + " (in " + table.label() + ")");
     }
     if (table.has("sha256")) {
         return table.fail_key("sha256", "does not go with oci: the reference's @sha256: digest "
@@ -137,7 +139,9 @@ util::Expected<FetchSource> parse_fetch(const TableReader& fetch, const std::str
         return parse_source(fetch, unverified);
     }
     if (fetch.has("url") || fetch.has("sha256") || fetch.has("oci")) {
-        return fail_at(fetch.where(fetch.has("url") ? "url" : fetch.has("oci") ? "oci" : "sha256"),
+        return fail_at(fetch.where(fetch.has("url")   ? "url"
+                                   : fetch.has("oci") ? "oci"
+                                                      : "sha256"),
                        fetch.label() + " has both url/sha256 and [[shim.fetch.platform]] "
                                        "entries; use one form: a single url + sha256, or a "
                                        "[[shim.fetch.platform]] entry (arch, url, sha256) for "

@@ -29,8 +29,8 @@ bool valid_component(std::string_view part) {
         if (c == '.' && is_lower_alnum(part[i + 1])) {
             continue;
         }
-        if (c == '_' && (is_lower_alnum(part[i + 1]) ||
-                         (part[i + 1] == '_' && is_lower_alnum(part[i + 2])))) {
+        if (c == '_' &&
+            (is_lower_alnum(part[i + 1]) || (part[i + 1] == '_' && is_lower_alnum(part[i + 2])))) {
             i += part[i + 1] == '_' ? 1 : 0;
             continue;
         }
@@ -40,7 +40,9 @@ bool valid_component(std::string_view part) {
 }
 
 bool valid_tag(std::string_view tag) {
-    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    auto word = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    };
     if (tag.empty() || tag.size() > k_max_tag || !word(tag.front())) {
         return false;
     }
@@ -129,15 +131,17 @@ util::Expected<OciReference> parse_oci_reference(std::string_view text) {
     ref.registry = std::string(rest.substr(0, slash));
     if (!valid_registry(ref.registry) ||
         (ref.registry.find_first_of(".:") == std::string::npos && ref.registry != "localhost")) {
-        return refuse(text, "'" + ref.registry + "' is not a registry host (a host name with a "
-                                                 "dot or a port, or localhost)");
+        return refuse(text, "'" + ref.registry +
+                                "' is not a registry host (a host name with a "
+                                "dot or a port, or localhost)");
     }
     rest = rest.substr(slash + 1);
     if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
         ref.tag = std::string(rest.substr(colon + 1));
         if (!valid_tag(*ref.tag)) {
-            return refuse(text, "the tag '" + *ref.tag + "' is not valid (letters, digits, '_', "
-                                                         "'.', '-', at most 128)");
+            return refuse(text, "the tag '" + *ref.tag +
+                                    "' is not valid (letters, digits, '_', "
+                                    "'.', '-', at most 128)");
         }
         rest = rest.substr(0, colon);
     }

@@ -13,10 +13,10 @@
 namespace shimkeeper::store {
 
 struct OciResolution {
-    std::string reference;     // as written, digest included
-    std::string path;          // the file taken ("" for a single-file artifact)
-    std::string architecture;  // the platform chosen from an index
-    std::string index_digest;  // "" when the reference named a manifest
+    std::string reference;    // as written, digest included
+    std::string path;         // the file taken ("" for a single-file artifact)
+    std::string architecture; // the platform chosen from an index
+    std::string index_digest; // "" when the reference named a manifest
     std::string manifest_digest;
     std::string layer_digest;
     std::string kind;            // "image" or "artifact"

@@ -59,12 +59,13 @@ util::Expected<std::optional<Credentials>> search_file(const std::filesystem::pa
             }
             auto auth = entry.is_object() ? entry.find("auth") : entry.end();
             if (auth == entry.end() || !auth->is_string()) {
-                return std::unexpected(broken(file, "auths.\"" + key + "\" has no \"auth\" string"));
+                return std::unexpected(
+                    broken(file, "auths.\"" + key + "\" has no \"auth\" string"));
             }
             auto decoded = util::decode_base64(auth->get<std::string>());
             if (!decoded || decoded->find(':') == std::string::npos) {
-                return std::unexpected(broken(file, "auths.\"" + key +
-                                                        "\".auth is not base64 of user:password"));
+                return std::unexpected(
+                    broken(file, "auths.\"" + key + "\".auth is not base64 of user:password"));
             }
             return Credentials{auth->get<std::string>(), file};
         }

@@ -14,8 +14,8 @@
 namespace shimkeeper::fetch::oci {
 
 struct Credentials {
-    std::string basic;                // the base64 "user:password", as sent after "Basic "
-    std::filesystem::path source;     // the file it came from
+    std::string basic;            // the base64 "user:password", as sent after "Basic "
+    std::filesystem::path source; // the file it came from
 };
 
 // The files looked at when no auth_file is configured, in order: podman's and skopeo's for root

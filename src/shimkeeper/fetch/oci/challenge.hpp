@@ -10,7 +10,7 @@
 namespace shimkeeper::fetch::oci {
 
 struct Challenge {
-    std::string scheme;                       // lowercase: "bearer", "basic"
+    std::string scheme;                        // lowercase: "bearer", "basic"
     std::map<std::string, std::string> params; // keys lowercase; values unquoted
 
     std::string param(const std::string& key) const;

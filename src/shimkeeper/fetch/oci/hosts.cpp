@@ -35,7 +35,8 @@ util::Expected<RegistryHost> parse_host(const std::string& url, const toml::tabl
                                         const std::filesystem::path& file) {
     RegistryHost host;
     host.is_mirror = true;
-    host.api_root = TRY(api_root_of(with_scheme(url), table["override_path"].value_or(false), file));
+    host.api_root =
+        TRY(api_root_of(with_scheme(url), table["override_path"].value_or(false), file));
     if (const toml::array* caps = table["capabilities"].as_array()) {
         host.resolve = false;
         host.pull = false;
@@ -69,8 +70,8 @@ util::Expected<std::vector<RegistryHost>> read_hosts_file(const std::filesystem:
     if (const toml::table* hosts = root["host"].as_table()) {
         for (const auto& [key, node] : *hosts) {
             if (!node.is_table()) {
-                return std::unexpected(bad(file, "host.\"" + std::string(key.str()) +
-                                                     "\" is not a table"));
+                return std::unexpected(
+                    bad(file, "host.\"" + std::string(key.str()) + "\" is not a table"));
             }
             ordered.emplace_back(node.source().begin.line, std::string(key.str()));
         }
@@ -85,7 +86,8 @@ util::Expected<std::vector<RegistryHost>> read_hosts_file(const std::filesystem:
     upstream.api_root = TRY(api_root_of(with_scheme(server), false, file));
     if (auto ca = root["ca"].value<std::string>()) {
         std::filesystem::path path(*ca);
-        upstream.ca_file = path.is_absolute() ? path.string() : (file.parent_path() / path).string();
+        upstream.ca_file =
+            path.is_absolute() ? path.string() : (file.parent_path() / path).string();
     }
     result.push_back(std::move(upstream));
     return result;

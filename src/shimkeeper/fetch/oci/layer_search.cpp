@@ -62,7 +62,8 @@ util::Expected<LayerSearch> search_layer(const std::filesystem::path& blob, cons
     archive_read_support_filter_all(reader.get());
     archive_read_support_format_tar(reader.get());
     if (archive_read_open_filename(reader.get(), blob.c_str(), 64 * 1024) != ARCHIVE_OK) {
-        return std::unexpected(archive::archive_failure(reader.get(), "layer is not a tar archive"));
+        return std::unexpected(
+            archive::archive_failure(reader.get(), "layer is not a tar archive"));
     }
     LayerSearch result;
     bool found = false;
@@ -98,8 +99,8 @@ util::Expected<LayerSearch> search_layer(const std::filesystem::path& blob, cons
             }
             continue;
         }
-        const bool is_link = archive_entry_hardlink(entry) != nullptr ||
-                             archive_entry_filetype(entry) == AE_IFLNK;
+        const bool is_link =
+            archive_entry_hardlink(entry) != nullptr || archive_entry_filetype(entry) == AE_IFLNK;
         if (*name == path) {
             if (is_link || archive_entry_filetype(entry) != AE_IFREG) {
                 return util::fail(util::ErrorCode::archive,

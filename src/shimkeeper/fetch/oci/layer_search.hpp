@@ -28,8 +28,8 @@ struct LayerSearch {
 
 // Reads the layer `blob` (tar, gzip or zstd tar; the compression is detected from the bytes)
 // looking for `path` (normalised, relative: "usr/bin/shim"). When found, its bytes are written
-// to `out` (emptied first, at most `max_size` bytes, hashed on the way). A link or directory at `path` is an error
-// naming it: name the file itself.
+// to `out` (emptied first, at most `max_size` bytes, hashed on the way). A link or directory at
+// `path` is an error naming it: name the file itself.
 util::Expected<LayerSearch> search_layer(const std::filesystem::path& blob, const std::string& path,
                                          PartialFile& out, std::uint64_t max_size);
 

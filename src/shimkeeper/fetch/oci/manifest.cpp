@@ -79,9 +79,8 @@ std::string manifest_accept_header() {
            ", " + std::string(media::docker_list) + ", " + std::string(media::docker_manifest);
 }
 
-util::Expected<ManifestDocument> parse_manifest(std::string_view bytes,
-                                                std::string_view content_type,
-                                                const std::string& what) {
+util::Expected<ManifestDocument>
+parse_manifest(std::string_view bytes, std::string_view content_type, const std::string& what) {
     json document = json::parse(bytes, nullptr, false);
     if (document.is_discarded() || !document.is_object()) {
         return std::unexpected(bad(what, "not a JSON object"));

@@ -56,8 +56,7 @@ using ManifestDocument = std::variant<Index, Manifest>;
 
 // `content_type` is the registry's Content-Type; the document's own mediaType decides when
 // present. `what` names the document in errors ("manifest sha256:... of example.org/shim").
-util::Expected<ManifestDocument> parse_manifest(std::string_view bytes,
-                                                std::string_view content_type,
-                                                const std::string& what);
+util::Expected<ManifestDocument>
+parse_manifest(std::string_view bytes, std::string_view content_type, const std::string& what);
 
 } // namespace shimkeeper::fetch::oci

@@ -60,9 +60,9 @@ util::Expected<Descriptor> artifact_layer(const Manifest& manifest, const std::s
                               "); set fetch path to the title of the one to take");
     }
     return util::fail(util::ErrorCode::not_found,
-                      what + " has no file titled '" + path + "' (" +
-                          k_title_annotation.data() + " of its layers: " +
-                          (titles.empty() ? "none" : titles) + "); set fetch path to one of them");
+                      what + " has no file titled '" + path + "' (" + k_title_annotation.data() +
+                          " of its layers: " + (titles.empty() ? "none" : titles) +
+                          "); set fetch path to one of them");
 }
 
 util::Expected<DownloadResult> file_from_image(RegistryClient& client, const Manifest& manifest,
@@ -133,8 +133,8 @@ util::Expected<OciResult> fetch_oci(const RegistryContext& context, const OciReq
     const Manifest& manifest = std::get<Manifest>(document);
     if (is_image_config(manifest.config.media_type)) {
         result.kind = "image";
-        result.file =
-            TRY(file_from_image(client, manifest, context, request.path, what, result.layer_digest));
+        result.file = TRY(
+            file_from_image(client, manifest, context, request.path, what, result.layer_digest));
     } else {
         result.kind = "artifact";
         Descriptor layer = TRY(artifact_layer(manifest, request.path, what));

@@ -13,8 +13,8 @@ inline constexpr std::string_view k_title_annotation = "org.opencontainers.image
 
 struct OciRequest {
     spec::OciReference reference;
-    std::string path;         // normalised ("usr/bin/shim"); required for images
-    std::string architecture; // this node's, Kubernetes spelling
+    std::string path;                           // normalised ("usr/bin/shim"); required for images
+    std::string architecture;                   // this node's, Kubernetes spelling
     std::optional<std::string> expected_sha256; // of the resulting file, when already known
     std::optional<std::filesystem::path> registry_config_dir; // containerd's certs.d
 };

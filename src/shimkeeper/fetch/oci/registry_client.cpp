@@ -47,14 +47,12 @@ std::string hex_of(const std::string& digest) {
 
 RegistryClient::RegistryClient(RegistryContext context, spec::OciReference reference,
                                std::vector<RegistryHost> hosts)
-    : m_context(std::move(context)), m_reference(std::move(reference)),
-      m_hosts(std::move(hosts)) {}
+    : m_context(std::move(context)), m_reference(std::move(reference)), m_hosts(std::move(hosts)) {}
 
 util::Expected<FetchedManifest> RegistryClient::manifest(const std::string& tag_or_digest) {
     auto pinned = spec::normalise_digest(tag_or_digest);
     ResponseInfo info;
-    auto result = TRY(get_any(pinned ? Need::pull : Need::resolve,
-                              "/manifests/" + tag_or_digest,
+    auto result = TRY(get_any(pinned ? Need::pull : Need::resolve, "/manifests/" + tag_or_digest,
                               pinned ? std::optional(hex_of(*pinned)) : std::nullopt,
                               {manifest_accept_header()}, k_max_manifest, info));
     FetchedManifest manifest;
@@ -72,8 +70,8 @@ util::Expected<DownloadResult> RegistryClient::blob(const Descriptor& descriptor
                               " bytes, more than the fetch max_size limit");
     }
     ResponseInfo info;
-    auto result = TRY(get_any(Need::pull, "/blobs/" + descriptor.digest,
-                              hex_of(descriptor.digest), {}, m_context.settings.max_size, info));
+    auto result = TRY(get_any(Need::pull, "/blobs/" + descriptor.digest, hex_of(descriptor.digest),
+                              {}, m_context.settings.max_size, info));
     if (result.size != descriptor.size) {
         (void)util::remove_all(result.file);
         return util::fail(util::ErrorCode::checksum,
@@ -84,10 +82,10 @@ util::Expected<DownloadResult> RegistryClient::blob(const Descriptor& descriptor
     return result;
 }
 
-util::Expected<DownloadResult>
-RegistryClient::get_any(Need need, const std::string& path,
-                        const std::optional<std::string>& sha256, std::vector<std::string> headers,
-                        std::uint64_t max_size, ResponseInfo& info) {
+util::Expected<DownloadResult> RegistryClient::get_any(Need need, const std::string& path,
+                                                       const std::optional<std::string>& sha256,
+                                                       std::vector<std::string> headers,
+                                                       std::uint64_t max_size, ResponseInfo& info) {
     std::string earlier; // why the hosts tried before the last one failed
     std::optional<util::Error> last;
     for (const RegistryHost& host : m_hosts) {
@@ -143,9 +141,9 @@ util::Expected<DownloadResult> RegistryClient::get(const RegistryHost& host,
             if (!result && (info.status == 401 || info.status == 403)) {
                 auto found = find_credentials(m_context.auth_files, m_reference.registry,
                                               m_reference.repository);
-                return std::unexpected(unauthorized(
-                    host, info.status,
-                    found && *found ? std::optional((*found)->source) : std::nullopt));
+                return std::unexpected(
+                    unauthorized(host, info.status,
+                                 found && *found ? std::optional((*found)->source) : std::nullopt));
             }
             return result;
         }
@@ -155,8 +153,8 @@ util::Expected<DownloadResult> RegistryClient::get(const RegistryHost& host,
 
 util::Expected<RegistryClient::Token> RegistryClient::authorize(const RegistryHost& host,
                                                                 const ResponseInfo& info) {
-    auto credentials = TRY(
-        find_credentials(m_context.auth_files, m_reference.registry, m_reference.repository));
+    auto credentials =
+        TRY(find_credentials(m_context.auth_files, m_reference.registry, m_reference.repository));
     auto challenge = parse_challenge(info.www_authenticate);
     auto far_future = Clock::now() + std::chrono::hours(24 * 365);
     if (challenge && challenge->scheme == "bearer") {
@@ -205,8 +203,8 @@ RegistryClient::bearer_token(const RegistryHost& host,
         if (info.status == 401 || info.status == 403) {
             auto found = TRY(find_credentials(m_context.auth_files, m_reference.registry,
                                               m_reference.repository));
-            return std::unexpected(
-                unauthorized(host, info.status, found ? std::optional(found->source) : std::nullopt));
+            return std::unexpected(unauthorized(
+                host, info.status, found ? std::optional(found->source) : std::nullopt));
         }
         return std::unexpected(
             std::move(answer).error().with_context("token for " + m_reference.registry));
@@ -220,9 +218,9 @@ RegistryClient::bearer_token(const RegistryHost& host,
         }
     }
     if (token.empty()) {
-        return util::fail(util::ErrorCode::network,
-                          "the token server " + realm->second + " of registry " +
-                              m_reference.registry + " answered without a token");
+        return util::fail(util::ErrorCode::network, "the token server " + realm->second +
+                                                        " of registry " + m_reference.registry +
+                                                        " answered without a token");
     }
     std::chrono::seconds life = k_default_token_life;
     if (document.contains("expires_in") && document["expires_in"].is_number_integer() &&
@@ -232,9 +230,9 @@ RegistryClient::bearer_token(const RegistryHost& host,
     return Token{"Authorization: Bearer " + token, Clock::now() + life - k_token_margin};
 }
 
-util::Error RegistryClient::unauthorized(
-    const RegistryHost& host, long status,
-    const std::optional<std::filesystem::path>& credentials_file) const {
+util::Error
+RegistryClient::unauthorized(const RegistryHost& host, long status,
+                             const std::optional<std::filesystem::path>& credentials_file) const {
     std::string files;
     for (const auto& file : m_context.auth_files) {
         files += (files.empty() ? "" : ", ") + file.string();
@@ -242,14 +240,15 @@ util::Error RegistryClient::unauthorized(
     const std::string& registry = m_reference.registry;
     std::string what = "registry " + registry + " (" + host.api_root + ") answered HTTP " +
                        std::to_string(status) + " for " + m_reference.repository + ": ";
-    what += credentials_file ? "it refused the credentials for " + registry + " in " +
-                                   credentials_file->string()
-                             : "no credentials for " + registry + " were found (looked in " +
-                                   (files.empty() ? "no file" : files) + ")";
+    what += credentials_file
+                ? "it refused the credentials for " + registry + " in " + credentials_file->string()
+                : "no credentials for " + registry + " were found (looked in " +
+                      (files.empty() ? "no file" : files) + ")";
     return util::Error(util::ErrorCode::network,
                        what + "; log in with `skopeo login --authfile " +
-                           (m_context.auth_files.empty() ? std::string("/run/containers/0/auth.json")
-                                                         : m_context.auth_files.front().string()) +
+                           (m_context.auth_files.empty()
+                                ? std::string("/run/containers/0/auth.json")
+                                : m_context.auth_files.front().string()) +
                            " " + registry + "`, or write auths.\"" + registry +
                            "\".auth (base64 of user:password) into the file named by [fetch] "
                            "auth_file");

@@ -34,7 +34,8 @@ struct FetchedManifest {
 
 class RegistryClient {
 public:
-    RegistryClient(RegistryContext context, spec::OciReference reference, std::vector<RegistryHost> hosts);
+    RegistryClient(RegistryContext context, spec::OciReference reference,
+                   std::vector<RegistryHost> hosts);
 
     // By tag (hosts with "resolve") or by digest (hosts with "pull"; the bytes are checked
     // against it before anything reads them).
@@ -51,8 +52,8 @@ private:
 
     util::Expected<DownloadResult> get_any(Need need, const std::string& path,
                                            const std::optional<std::string>& sha256,
-                                           std::vector<std::string> headers,
-                                           std::uint64_t max_size, ResponseInfo& info);
+                                           std::vector<std::string> headers, std::uint64_t max_size,
+                                           ResponseInfo& info);
     util::Expected<DownloadResult> get(const RegistryHost& host, const std::string& path,
                                        const std::optional<std::string>& sha256,
                                        const std::vector<std::string>& headers,
