@@ -22,11 +22,11 @@ oci_hosts_toml "$REG" "server = \"https://$REG\"
 ca = \"$T/tls/cert.pem\""
 oci_agent_settings "auth_file = \"$T/auth.json\""
 oci_shim "$REG/demo:v1@$IMAGE" "usr/bin/$BIN"
-expect_fetch_refused "registry $REG" "HTTP 401" "no credentials for $REG were found" \
+expect_fetch_refused 1 "registry $REG" "HTTP 401" "no credentials for $REG were found" \
     "$T/auth.json" "skopeo login"
 
 auth_file "$T/auth.json" "$REG" alice:wrong
-expect_fetch_refused "registry $REG" "HTTP 401" "refused the credentials for $REG in $T/auth.json"
+expect_fetch_refused 1 "registry $REG" "HTTP 401" "refused the credentials for $REG in $T/auth.json"
 
 auth_file "$T/auth.json" "$REG" alice:s3cret
 expect_exit 0 sk fetch
@@ -41,7 +41,7 @@ reg_start "$DATA" --token "$TOKEN_REALM" "$T/issuer/cert.pem"
 oci_hosts_toml "$REG" "server = \"http://$REG\""
 oci_shim "$REG/demo:v1@$IMAGE" "usr/bin/$BIN"
 rm -f "$T/auth.json"
-expect_fetch_refused "registry $REG" "HTTP 401" "no credentials for $REG were found"
+expect_fetch_refused 1 "registry $REG" "HTTP 401" "no credentials for $REG were found"
 grep -q "scope=repository%3Ademo%3Apull" "$TOKEN_LOG" || fail "no token was asked for: $(cat "$TOKEN_LOG")"
 
 : >"$TOKEN_LOG"

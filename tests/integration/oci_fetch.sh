@@ -88,11 +88,11 @@ echo "{\"schemaVersion\": 2, \"mediaType\": \"application/vnd.oci.image.index.v1
        \"manifests\": [$(entry "$OTHER" "$(other_arch)")]}" >"$T/foreign.json"
 FOREIGN="$(push_manifest "$T/foreign.json" demo foreign application/vnd.oci.image.index.v1+json)"
 oci_shim "$REG/demo:foreign@$FOREIGN" "usr/bin/$BIN"
-expect_fetch_refused "no entry for this node's platform linux/$ARCH" "linux/$(other_arch)"
+expect_fetch_refused 1 "no entry for this node's platform linux/$ARCH" "linux/$(other_arch)"
 
 WRONG="sha256:$(printf 'no such manifest' | sha256sum | cut -d' ' -f1)"
 oci_shim "$REG/demo:v1@$WRONG" "usr/bin/$BIN"
-expect_fetch_refused "HTTP 404" "manifests/$WRONG"
+expect_fetch_refused 1 "HTTP 404" "manifests/$WRONG"
 
 put_unique() { put_shim "$1" && head -c 4096 /dev/urandom >"$1/usr/bin/unique"; }
 make_image "$T/layout" corrupt "$ARCH" put_unique
@@ -107,18 +107,18 @@ data[len(data) // 2] ^= 0xFF  # same size, other bytes
 open(path, "wb").write(bytes(data))
 PY
 oci_shim "$REG/corrupt:v1@$CORRUPT" "usr/bin/$BIN"
-expect_fetch_refused "checksum mismatch" "${CORRUPT_LAYER#sha256:}"
+expect_fetch_refused 1 "checksum mismatch" "${CORRUPT_LAYER#sha256:}"
 
 delete_shim() { rm -f "$1/usr/bin/$BIN"; }
 make_image "$T/layout" gone "$ARCH" put_unique
 make_image "$T/layout" gone "$ARCH" delete_shim
 GONE="$(push_image "$T/layout" gone gone:v1)"
 oci_shim "$REG/gone:v1@$GONE" "usr/bin/$BIN"
-expect_fetch_refused "usr/bin/$BIN is deleted by the whiteout usr/bin/.wh.$BIN"
+expect_fetch_refused 1 "usr/bin/$BIN is deleted by the whiteout usr/bin/.wh.$BIN"
 
 # An image needs a path; an unpinned reference needs allow_unverified.
 oci_shim "$REG/demo:v1@$IMAGE"
-expect_fetch_refused "is a container image; set fetch path"
+expect_fetch_refused 2 "is a container image; set fetch path"
 oci_shim "$REG/demo:v1" "usr/bin/$BIN"
 expect_exit 2 sk fetch
 expect_output_contains "has no @sha256: digest"

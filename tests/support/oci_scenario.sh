@@ -55,12 +55,13 @@ oci_agent_settings() {
         >"$ROOT/etc/shimkeeper/shimkeeper.toml"
 }
 
-# expect_fetch_refused TEXT...: a fetch fails with every TEXT in its message, and leaves the
-# store (tmp/ included) and bin/ as they were.
+# expect_fetch_refused CODE TEXT...: a fetch exits with CODE (1 failed, 2 bad input) with every
+# TEXT in its message, and leaves the store (tmp/ included) and bin/ as they were.
 expect_fetch_refused() {
-    local before
+    local code="$1" before
+    shift
     before="$(tree_digest "$STORE")"
-    expect_exit 1 sk fetch
+    expect_exit "$code" sk fetch
     local text
     for text in "$@"; do
         expect_output_contains "$text"
