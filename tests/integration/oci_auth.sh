@@ -3,12 +3,7 @@
 # registry verifies a JWT that the test's issuer signs). Without credentials the fetch fails
 # with a message naming the registry and how to give credentials; with an auth file it
 # succeeds, and the token server is asked once for the whole fetch. Failures change nothing.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/registry.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/oci_scenario.sh"
-sk_init
-oci_init
+source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/oci_scenario.sh"
 WANT="$(sha256_of "$SHIM_SOURCE")"
 make_image "$T/layout" v1 "$(node_arch)" put_shim
 IMAGE="$(push_image "$T/layout" v1 demo:v1)"

@@ -5,12 +5,7 @@
 # refusals (no entry for this architecture, a digest pin the registry does not have, a blob
 # whose bytes do not match its digest, a whiteout hiding the path), each leaving the store and
 # bin/ exactly as they were.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/registry.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/oci_scenario.sh"
-sk_init
-oci_init
+source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/oci_scenario.sh"
 oci_agent_settings
 ARCH="$(node_arch)"
 WANT="$(sha256_of "$SHIM_SOURCE")"

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # An air-gapped node: containerd's hosts.toml for the upstream registry names a mirror, and
 # the upstream itself is unreachable. The shim comes from the mirror, as the node's images do.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/common.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/registry.sh"
-source "$SHIMKEEPER_SOURCE_DIR/tests/support/oci_scenario.sh"
-sk_init
-oci_init
+source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/oci_scenario.sh"
 oci_agent_settings
 WANT="$(sha256_of "$SHIM_SOURCE")"
 make_image "$T/layout" v1 "$(node_arch)" put_shim

@@ -1,7 +1,12 @@
-# Shared set-up of the OCI scenarios (tests/integration/oci_*.sh): a plain registry on a
-# storage folder under $T, a node root whose containerd registry host folder sends the
-# registry's host to plain http, and helpers to write a shim that fetches from it.
-# Source after common.sh and registry.sh, then call oci_init.
+# The prologue of the OCI scenarios (tests/integration/oci_*.sh): the helpers of common.sh and
+# registry.sh, the test folder (sk_init), a plain registry on a storage folder under $T, a node
+# root whose containerd registry host folder sends the registry's host to plain http, and
+# helpers to write a shim that fetches from it.
+#
+#   source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/oci_scenario.sh"
+set -euo pipefail
+source "${SHIMKEEPER_SOURCE_DIR:?run through ctest, or export it}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/registry.sh"
 
 BIN="containerd-shim-demo-v2"
 SHIM_SOURCE=/usr/bin/containerd-shim-runc-v2
@@ -74,3 +79,6 @@ put_shim() { # rootfs: the shim binary in usr/bin
     mkdir -p "$1/usr/bin"
     cp "$SHIM_SOURCE" "$1/usr/bin/$BIN"
 }
+
+sk_init
+oci_init

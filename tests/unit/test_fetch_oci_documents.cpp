@@ -8,6 +8,8 @@
 #include "shimkeeper/fetch/oci/platform.hpp"
 #include "shimkeeper/spec/oci_reference.hpp"
 
+#include "support/temp_dir_test.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -129,24 +131,13 @@ TEST(FetchOciChallenge, BearerParametersAreUnquoted) {
     EXPECT_FALSE(parse_challenge(""));
 }
 
-class FetchOciFiles : public ::testing::Test {
+class FetchOciFiles : public testing::TempDirTest {
 protected:
-    void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "sk-oci-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override {
-        if (!HasFailure()) {
-            fs::remove_all(m_dir);
-        }
-    }
     fs::path write(const std::string& name, const std::string& text) {
         fs::create_directories((m_dir / name).parent_path());
         std::ofstream(m_dir / name) << text;
         return m_dir / name;
     }
-    fs::path m_dir;
 };
 
 TEST_F(FetchOciFiles, TheMostSpecificAuthKeyWins) {

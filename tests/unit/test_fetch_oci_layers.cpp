@@ -3,6 +3,8 @@
 // longer a directory, and a link refused.
 #include "shimkeeper/fetch/oci/layer_search.hpp"
 
+#include "support/temp_dir_test.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,21 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class FetchOciLayers : public ::testing::Test {
+class FetchOciLayers : public testing::TempDirTest {
 protected:
-    void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "sk-layers-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override {
-        if (HasFailure()) {
-            std::cerr << "kept test directory " << m_dir << "\n";
-        } else {
-            fs::remove_all(m_dir);
-        }
-    }
-
     // A layer from the files given ("path" -> content; content "->target" makes a symlink,
     // "/" a directory), compressed with `flag` ("", "-z", "--zstd").
     fs::path layer(const std::map<std::string, std::string>& files,
@@ -68,7 +57,6 @@ protected:
         return result;
     }
 
-    fs::path m_dir;
     int m_count = 0;
 };
 
