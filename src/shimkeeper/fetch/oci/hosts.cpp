@@ -12,6 +12,12 @@ util::Error bad(const std::filesystem::path& file, const std::string& why) {
                        file.string() + ": " + why + " (containerd's registry host configuration)");
 }
 
+// Where a registry itself serves the API: Docker Hub's name is not its API host (containerd
+// maps it the same way).
+std::string default_server(const std::string& registry) {
+    return "https://" + (registry == "docker.io" ? std::string("registry-1.docker.io") : registry);
+}
+
 // "mirror:5000" -> "https://mirror:5000"; a URL keeps its scheme.
 std::string with_scheme(const std::string& host) {
     return host.find("://") == std::string::npos ? "https://" + host : host;
@@ -81,7 +87,7 @@ util::Expected<std::vector<RegistryHost>> read_hosts_file(const std::filesystem:
     for (const auto& [line, url] : ordered) {
         result.push_back(TRY(parse_host(url, *root["host"][url].as_table(), file)));
     }
-    std::string server = root["server"].value_or("https://" + registry);
+    std::string server = root["server"].value_or(default_server(registry));
     RegistryHost upstream;
     upstream.api_root = TRY(api_root_of(with_scheme(server), false, file));
     if (auto ca = root["ca"].value<std::string>()) {
@@ -108,7 +114,7 @@ registry_hosts(const std::optional<std::filesystem::path>& config_dir,
         }
     }
     RegistryHost upstream;
-    upstream.api_root = "https://" + registry + "/v2";
+    upstream.api_root = default_server(registry) + "/v2";
     return std::vector<RegistryHost>{upstream};
 }
 
