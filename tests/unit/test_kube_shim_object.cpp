@@ -88,7 +88,7 @@ TEST(KubeShimObject, EveryBadFieldIsNamedWithTheObject) {
          "spec.fetchStrategy.anonHttp.location"},
         {[](json& s) { s["spec"]["fetchStrategy"]["platforms"] = json::array(); },
          "exactly one of anonHttp and platforms"},
-        {[](json& s) { s["spec"]["fetchStrategy"]["type"] = "oci"; }, "spec.fetchStrategy.type"},
+        {[](json& s) { s["spec"]["fetchStrategy"]["type"] = "s3"; }, "spec.fetchStrategy.type"},
         {[](json& s) { s["spec"]["options"]["X"] = nullptr; }, "spec.options.X"},
         {[](json& s) { s["spec"]["runtimeClass"]["name"] = "A_B"; }, "spec.runtimeClass.name"},
         {[](json& s) { s.erase("spec"); }, "spec is required"},

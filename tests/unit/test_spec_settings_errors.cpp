@@ -200,10 +200,11 @@ TEST(SpecSettingsErrors, RestartSpacingIsBounded) {
 TEST(SpecSettingsErrors, OciSourceRefusals) {
     const std::string digest = "@sha256:" + std::string(64, 'a');
     auto shim_error = [](const std::string& fetch) {
-        auto state = parse_desired_state_text("[[shim]]\nname = \"d\"\nruntime_type = "
-                                              "\"io.containerd.d.v2\"\n[shim.fetch]\n" +
-                                                  fetch,
-                                              "shims.d/d.toml", "amd64", false);
+        auto state =
+            parse_desired_state_text("[[shim]]\nname = \"d\"\nhandler = \"d\"\nruntime_type = "
+                                     "\"io.containerd.d.v2\"\n[shim.fetch]\n" +
+                                         fetch,
+                                     "shims.d/d.toml", "amd64", false);
         EXPECT_FALSE(state) << fetch;
         return state ? std::string() : state.error().message();
     };
