@@ -27,7 +27,8 @@ auth_file "$T/auth.json" "$REG" alice:s3cret
 expect_exit 0 sk fetch
 cmp -s "$STORE/store/sha256/$WANT/$BIN" "$SHIM_SOURCE" || fail "the stored binary differs"
 reg_stop
-rm -rf "$STORE" "$ROOT/etc/containerd/certs.d/$REG"
+oci_empty_store
+rm -rf "$ROOT/etc/containerd/certs.d/$REG"
 
 # --- token auth -------------------------------------------------------------------------------
 sk_make_cert "$T/issuer"

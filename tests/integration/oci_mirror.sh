@@ -21,7 +21,7 @@ cmp -s "$STORE/store/sha256/$WANT/$BIN" "$SHIM_SOURCE" || fail "the stored binar
     fail "the mirror should have served 2 requests, it saw $(($(reg_requests) - pushed))"
 
 # Without the mirror the same reference cannot be fetched: the mirror really was used.
-rm -rf "$STORE"
+oci_empty_store
 oci_hosts_toml "$UPSTREAM" "server = \"http://$UPSTREAM\""
 expect_exit 1 sk fetch
 expect_output_contains "$UPSTREAM"

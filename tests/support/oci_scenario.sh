@@ -31,6 +31,15 @@ oci_init() {
     DATA="$T/registry-data"
     reg_start "$DATA"
     oci_hosts_toml "$REG" "server = \"http://$REG\""
+    oci_empty_store
+}
+
+# oci_empty_store: a node whose store exists but holds nothing (as after any earlier command),
+# so that a failed fetch must leave it exactly as it was, down to the layout.
+oci_empty_store() {
+    rm -rf "$STORE"
+    mkdir -p "$STORE/store/sha256" "$STORE/bin" "$STORE/tmp" "$STORE/state"
+    install -m 0600 /dev/null "$STORE/state/lock"
 }
 
 # oci_hosts_toml HOST TEXT: containerd's registry host configuration for HOST on the node.
