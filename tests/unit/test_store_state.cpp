@@ -52,6 +52,7 @@ InstalledShim spin() {
                          "0.17.0",
                          std::string(64, 'c'),
                          "https://example.org/spin.tar.gz",
+                         "usr/bin/containerd-shim-spin-v2",
                          "SystemdCgroup = true\n",
                          true,
                          true,
