@@ -4,6 +4,8 @@
 // every path it reports present.
 #include "shimkeeper/archive/unpack.hpp"
 
+#include "fuzz_check.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,10 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 void check(bool ok, const char* what, const fs::path& where = {}) {
-    if (!ok) {
-        std::fprintf(stderr, "fuzz_archive_unpack: %s %s\n", what, where.c_str());
-        std::abort();
-    }
+    fuzz_check(ok, "fuzz_archive_unpack", what, where.c_str());
 }
 
 // One folder per process, made once: the artifact file and a fresh destination per input.

@@ -7,6 +7,8 @@
 #include "shimkeeper/spec/oci_reference.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
+#include "fuzz_check.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +19,7 @@ namespace spec = shimkeeper::spec;
 namespace {
 
 void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "fuzz_desired_state: %s\n", what);
-        std::abort();
-    }
+    fuzz_check(ok, "fuzz_desired_state", what);
 }
 
 constexpr const char* k_file = "shims.d/fuzz.toml";

@@ -8,7 +8,9 @@
 #include "shimkeeper/fetch/oci/platform.hpp"
 #include "shimkeeper/spec/oci_reference.hpp"
 
+#include "fuzz_check.hpp"
 #include <array>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,10 +22,7 @@ namespace spec = shimkeeper::spec;
 namespace {
 
 void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "fuzz_oci_manifest: %s\n", what);
-        std::abort();
-    }
+    fuzz_check(ok, "fuzz_oci_manifest", what);
 }
 
 void check_descriptor(const oci::Descriptor& descriptor) {

@@ -11,6 +11,7 @@
 #include "shimkeeper/store/preflight.hpp"
 #include "shimkeeper/store/tamper.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/remove_on_exit.hpp"
 
 namespace shimkeeper::reconcile {
 
@@ -18,22 +19,6 @@ namespace {
 
 // containerd's documented registry host folder, used when it exists and nothing else is set.
 constexpr std::string_view k_default_registry_hosts = "/etc/containerd/certs.d";
-
-// Removes a tmp/ path when the scope ends, whatever happened.
-class TmpGuard {
-public:
-    explicit TmpGuard(std::filesystem::path path) : m_path(std::move(path)) {}
-    TmpGuard(const TmpGuard&) = delete;
-    TmpGuard& operator=(const TmpGuard&) = delete;
-    ~TmpGuard() {
-        if (!m_path.empty()) {
-            (void)util::remove_all(m_path);
-        }
-    }
-
-private:
-    std::filesystem::path m_path;
-};
 
 util::Expected<std::string> find_binary_in_store(const store::Store& store,
                                                  const spec::ShimSpec& shim,
@@ -203,7 +188,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
         return std::unexpected(std::move(downloaded.error()).with_context(context));
     }
     const fetch::DownloadResult* download = &downloaded->result;
-    TmpGuard download_guard(download->file);
+    util::RemoveOnExit download_guard(download->file);
     fault_point("fetch");
     if (!shim.fetch.sha256 && (shim.fetch.oci.empty() || !pinned_digest(shim.fetch))) {
         log.warning(shim.name + ": allow_unverified is set; downloaded artifact has sha256:" +
@@ -223,7 +208,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     }
 
     auto staging = TRY(util::make_temp_dir(store.tmp_dir(), "stage-"));
-    TmpGuard staging_guard(staging);
+    util::RemoveOnExit staging_guard(staging);
     auto unpacked = archive::unpack(download->file, staging, shim.binary);
     if (!unpacked) {
         return std::unexpected(

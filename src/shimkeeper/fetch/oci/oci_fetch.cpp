@@ -3,27 +3,11 @@
 #include "shimkeeper/fetch/oci/layer_search.hpp"
 #include "shimkeeper/fetch/oci/platform.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/remove_on_exit.hpp"
 
 namespace shimkeeper::fetch::oci {
 
 namespace {
-
-// Removes a temp file when the scope ends unless released.
-class FileGuard {
-public:
-    explicit FileGuard(std::filesystem::path path) : m_path(std::move(path)) {}
-    FileGuard(const FileGuard&) = delete;
-    FileGuard& operator=(const FileGuard&) = delete;
-    ~FileGuard() {
-        if (!m_path.empty()) {
-            (void)util::remove_all(m_path);
-        }
-    }
-    void release() { m_path.clear(); }
-
-private:
-    std::filesystem::path m_path;
-};
 
 bool is_image_config(std::string_view type) {
     return type == "application/vnd.oci.image.config.v1+json" ||
@@ -81,7 +65,7 @@ util::Expected<DownloadResult> file_from_image(RegistryClient& client, const Man
                                   layer->media_type + "', not a tar layer");
         }
         auto blob = TRY(client.blob(*layer));
-        FileGuard blob_guard(blob.file);
+        util::RemoveOnExit blob_guard(blob.file);
         PartialFile out = TRY(PartialFile::create(context.tmp_dir));
         auto search = search_layer(blob.file, path, out, context.settings.max_size);
         if (!search) {
@@ -141,7 +125,7 @@ util::Expected<OciResult> fetch_oci(const RegistryContext& context, const OciReq
         result.layer_digest = layer.digest;
         result.file = TRY(client.blob(layer));
     }
-    FileGuard guard(result.file.file);
+    util::RemoveOnExit guard(result.file.file);
     if (request.expected_sha256 && *request.expected_sha256 != result.file.sha256) {
         return util::fail(util::ErrorCode::checksum,
                           what + " now gives a file with sha256 " + result.file.sha256 +
