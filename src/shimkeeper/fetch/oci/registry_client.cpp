@@ -70,8 +70,18 @@ util::Expected<DownloadResult> RegistryClient::blob(const Descriptor& descriptor
                               " bytes, more than the fetch max_size limit");
     }
     ResponseInfo info;
-    auto result = TRY(get_any(Need::pull, "/blobs/" + descriptor.digest, hex_of(descriptor.digest),
-                              {}, m_context.settings.max_size, info));
+    auto fetched = get_any(Need::pull, "/blobs/" + descriptor.digest, hex_of(descriptor.digest), {},
+                           m_context.settings.max_size, info);
+    if (!fetched && fetched.error().code() == util::ErrorCode::checksum) {
+        // The downloader's hint is about a URL's sha256; here the registry's bytes are wrong.
+        return util::fail(util::ErrorCode::checksum,
+                          "checksum mismatch: blob " + descriptor.digest + " of " +
+                              m_reference.to_string() +
+                              " arrived with other bytes and was discarded; the registry's copy "
+                              "is damaged or something on the way changes it (ask the registry's "
+                              "operator, or fetch through a mirror)");
+    }
+    auto result = TRY(std::move(fetched));
     if (result.size != descriptor.size) {
         (void)util::remove_all(result.file);
         return util::fail(util::ErrorCode::checksum,
