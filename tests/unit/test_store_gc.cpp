@@ -1,6 +1,7 @@
 // Garbage collection on a real store: what survives is what a rollback or a running shim needs.
 #include "shimkeeper/store/store.hpp"
 
+#include "shimkeeper/store/oci_record.hpp"
 #include "shimkeeper/store/tamper.hpp"
 
 #include <gtest/gtest.h>
@@ -158,6 +159,31 @@ TEST_F(StoreGarbage, ForgetsTheFingerprintsOfCollectedArtifacts) {
     EXPECT_FALSE(fs::exists(m_store->state_dir() / "fingerprints" / digest('1')));
     EXPECT_FALSE(fs::exists(m_store->state_dir() / "fingerprints" / digest('7')));
     EXPECT_TRUE(fs::exists(m_store->state_dir() / "fingerprints" / digest('5')));
+}
+
+TEST_F(StoreGarbage, ForgetsWhatOciReferencesResolvedToOnceTheirArtifactIsGone) {
+    write_generations(5);
+    for (char c : {'1', '5'}) {
+        OciResolution record{"r.example.org/a@sha256:" + digest(c),
+                             "shim",
+                             "amd64",
+                             "",
+                             "sha256:" + digest('m'),
+                             "sha256:" + digest('l'),
+                             "image",
+                             digest(c)};
+        ASSERT_TRUE(save_oci_resolution(*m_store, "sha256:" + digest(c), record).has_value());
+    }
+    auto before = load_oci_resolution(*m_store, "sha256:" + digest('1'), "shim", "amd64");
+    ASSERT_TRUE(before && *before);
+    EXPECT_EQ((*before)->artifact_digest, digest('1'));
+    EXPECT_FALSE(*load_oci_resolution(*m_store, "sha256:" + digest('1'), "other", "amd64"));
+
+    ASSERT_TRUE(m_store->collect_garbage(1).has_value());
+    EXPECT_FALSE(*load_oci_resolution(*m_store, "sha256:" + digest('1'), "shim", "amd64"));
+    auto kept = load_oci_resolution(*m_store, "sha256:" + digest('5'), "shim", "amd64");
+    ASSERT_TRUE(kept && *kept);
+    EXPECT_EQ((*kept)->manifest_digest, "sha256:" + digest('m'));
 }
 
 } // namespace
