@@ -63,10 +63,12 @@ util::Expected<Downloaded> download_oci(const spec::ShimSpec& shim, const store:
     request.architecture = spec::node_architecture();
     request.expected_sha256 = shim.fetch.sha256;
     // containerd's registry host folder is a node path, like its config.
-    std::filesystem::path hosts_dir = store.host_root().on_host(
-        options.fetch.registry_config_path.value_or(std::string(k_default_registry_hosts)));
+    const auto& chosen = options.fetch.registry_config_path ? options.fetch.registry_config_path
+                                                            : options.containerd_registry_hosts;
+    std::filesystem::path hosts_dir =
+        store.host_root().on_host(chosen.value_or(std::string(k_default_registry_hosts)));
     std::error_code ec;
-    if (options.fetch.registry_config_path || std::filesystem::is_directory(hosts_dir, ec)) {
+    if (chosen || std::filesystem::is_directory(hosts_dir, ec)) {
         request.registry_config_dir = hosts_dir;
     }
     auto fetched = TRY(fetch::oci::fetch_oci(context, request));
