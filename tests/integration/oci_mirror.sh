@@ -20,8 +20,18 @@ cmp -s "$STORE/store/sha256/$WANT/$BIN" "$SHIM_SOURCE" || fail "the stored binar
 (($(reg_requests) - pushed == 2)) ||
     fail "the mirror should have served 2 requests, it saw $(($(reg_requests) - pushed))"
 
+# containerd's own config names another registry host folder: that one is used.
+oci_empty_store
+mkdir -p "$ROOT/etc/containerd/registry-hosts"
+mv "$ROOT/etc/containerd/certs.d/$UPSTREAM" "$ROOT/etc/containerd/registry-hosts/"
+printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/registry-hosts"\n' \
+    >"$ROOT/etc/containerd/config.toml"
+expect_exit 0 sk fetch
+cmp -s "$STORE/store/sha256/$WANT/$BIN" "$SHIM_SOURCE" || fail "the stored binary differs"
+
 # Without the mirror the same reference cannot be fetched: the mirror really was used.
 oci_empty_store
+rm -rf "$ROOT/etc/containerd/registry-hosts" "$ROOT/etc/containerd/config.toml"
 oci_hosts_toml "$UPSTREAM" "server = \"http://$UPSTREAM\""
 expect_exit 1 sk fetch
 expect_output_contains "$UPSTREAM"
