@@ -103,6 +103,43 @@ refused bad-location "location must be an https:// or http:// URL" "fetchStrateg
 refused bad-fetch-type "Unsupported value: \"s3\"" "fetchStrategy:
   type: s3
   anonHttp: {location: $k_url, sha256: $k_sha}"
+# type: oci, the same fields as [shim.fetch] oci/path in TOML.
+k_ref="registry.example.org:5000/shims/demo:1.0@sha256:$k_sha"
+k_ref_msg="reference must be REGISTRY/REPOSITORY"
+refused oci-unpinned "every source needs a sha256 unless spec.allowUnverified is true" \
+    "fetchStrategy:
+  type: oci
+  oci: {reference: 'registry.example.org/shims/demo:1.0', path: usr/bin/shim}"
+refused oci-no-registry "$k_ref_msg" "fetchStrategy:
+  type: oci
+  oci: {reference: 'shims/demo@sha256:$k_sha'}"
+refused oci-upper-repo "$k_ref_msg" "fetchStrategy:
+  type: oci
+  oci: {reference: 'registry.example.org/Shims/demo@sha256:$k_sha'}"
+refused oci-bad-path "path must name a file inside the image" "fetchStrategy:
+  type: oci
+  oci: {reference: '$k_ref', path: usr/../etc/shadow}"
+refused oci-with-anon "type oci takes oci" "fetchStrategy:
+  type: oci
+  anonHttp: {location: $k_url, sha256: $k_sha}"
+refused oci-platform-location "type oci takes oci" "fetchStrategy:
+  type: oci
+  platforms: [{arch: amd64, location: $k_url, sha256: $k_sha}]"
+refused anon-with-reference "type oci takes oci" "fetchStrategy:
+  type: anonymousHttp
+  platforms: [{arch: amd64, reference: '$k_ref'}]"
+refused oci-both "exactly one of anonHttp or oci" "fetchStrategy:
+  type: oci
+  oci: {reference: '$k_ref'}
+  platforms: [{arch: amd64, reference: '$k_ref'}]"
+accepted oci-image "fetchStrategy:
+  type: oci
+  oci: {reference: '$k_ref', path: /usr/bin/containerd-shim-demo-v2}"
+accepted oci-platforms "fetchStrategy:
+  type: oci
+  platforms:
+    - {arch: amd64, reference: '$k_ref', path: usr/bin/containerd-shim-demo-v2}
+    - {arch: arm64, reference: 'registry.example.org/shims/demo@sha256:$k_sha', path: shim}"
 k_max_update_msg="maxUpdate must be a number of nodes (at least 1) or a percentage from 1% to 100%"
 i=0
 for bad in '"abc"' '"150%"' '"0%"' '"5"' 0 -2; do

@@ -16,6 +16,7 @@ chain and name a file under --dir.
                                 requests for this exact URL, then handle <rest>
   /redirect/<n>/<rest>          a chain of <n> 302 redirects ending at /<rest>
   /redirect-to/<url-encoded target>
+  /need-auth/<token>/<rest>     401 with a Bearer challenge unless "Authorization: Bearer <token>"
                                 one 302 to the decoded target (file:///etc/passwd, http://...)
   /stall/<path>                 headers (full Content-Length) and the first half of the body,
                                 then nothing more until the client goes away
@@ -121,6 +122,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if seen <= count:
                 return self.send_bytes(code, b"injected failure\n", "text/plain")
             return self.route("/" + "/".join(parts[3:]), seen, head)
+        if kind == "need-auth" and len(parts) >= 3:
+            if self.headers.get("Authorization") != "Bearer " + parts[1]:
+                challenge = 'Bearer realm="https://auth.invalid/token",service="test"'
+                return self.send_bytes(401, b"unauthorized\n", "text/plain",
+                                       {"WWW-Authenticate": challenge})
+            return self.route("/" + "/".join(parts[2:]), seen, head)
         if kind == "retry-after" and len(parts) >= 4:
             seconds, count = parts[1], int(parts[2])
             if seen <= count:

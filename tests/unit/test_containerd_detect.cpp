@@ -79,6 +79,20 @@ TEST_F(Detect, PlainContainerdWithDebiansBinaryIsEditedInPlace) {
     EXPECT_FALSE(d.reasons.empty());
 }
 
+// OCI shims come from the mirrors containerd's own images come from: its CRI registry folder.
+TEST_F(Detect, TheRegistryHostFolderIsReadFromTheCriImagesConfig) {
+    put("/etc/containerd/config.toml", "version = 2\n"
+                                       "[plugins.\"io.containerd.grpc.v1.cri\".registry]\n"
+                                       "  config_path = \"/etc/containerd/certs.d\"\n");
+    EXPECT_EQ(detect().registry_config_path, "/etc/containerd/certs.d");
+    put("/etc/containerd/config.toml", "version = 3\n"
+                                       "[plugins.\"io.containerd.cri.v1.images\".registry]\n"
+                                       "  config_path = \"/srv/hosts\"\n");
+    EXPECT_EQ(detect().registry_config_path, "/srv/hosts");
+    put("/etc/containerd/config.toml", "version = 2\n");
+    EXPECT_FALSE(detect().registry_config_path);
+}
+
 TEST_F(Detect, VersionFourSocketComesFromTheServerPlugin) {
     fake_binary("/usr/bin/containerd", "v2.3.0");
     put_fixture("/etc/containerd/config.toml", "v4.toml");

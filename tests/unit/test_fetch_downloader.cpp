@@ -179,6 +179,32 @@ TEST_F(DownloaderTest, ConnectionRefusedIsRetriedThenFails) {
     EXPECT_TRUE(entries_of(m_dest).empty());
 }
 
+// A registry's credentials go to the registry alone: kept on a redirect within the first URL's
+// origin, dropped on one to another host (registries hand out storage URLs), and the last
+// answer's status and challenge are reported either way.
+TEST_F(DownloaderTest, AuthorizationFollowsRedirectsOnlyWithinItsOrigin) {
+    DownloadRequest same = request(m_server->url("/need-auth/t0k/redirect/1/need-auth/t0k/a.bin"));
+    same.headers = {"Authorization: Bearer t0k"};
+    ResponseInfo info;
+    same.response = &info;
+    auto kept = download(same);
+    ASSERT_TRUE(kept) << kept.error().message();
+    EXPECT_EQ(info.status, 200);
+
+    ArtifactServer other(m_www, m_tmp.path());
+    char* target = curl_easy_escape(nullptr, other.url("/need-auth/t0k/a.bin").c_str(), 0);
+    DownloadRequest away =
+        request(m_server->url("/need-auth/t0k/redirect-to/" + std::string(target)));
+    curl_free(target);
+    away.headers = same.headers;
+    away.response = &info;
+    auto dropped = download(away);
+    ASSERT_FALSE(dropped);
+    EXPECT_TRUE(contains(dropped.error().message(), "HTTP 401")) << dropped.error().message();
+    EXPECT_EQ(info.status, 401);
+    EXPECT_TRUE(contains(info.www_authenticate, "Bearer realm=")) << info.www_authenticate;
+}
+
 TEST_F(DownloaderTest, RedirectChainOfThreeIsFollowed) {
     auto result = download(request(m_server->url("/redirect/3/a.bin")));
     ASSERT_TRUE(result) << result.error().message();

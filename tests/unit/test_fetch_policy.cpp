@@ -55,6 +55,15 @@ TEST(FetchUrlPolicy, RedirectToAnotherSchemeIsRefused) {
     }
 }
 
+TEST(FetchUrlPolicy, SameOriginMeansSchemeHostAndPort) {
+    EXPECT_TRUE(same_origin("https://r.example.org/v2/a", "https://R.example.org:443/b"));
+    EXPECT_TRUE(same_origin("http://127.0.0.1:5000/a", "http://127.0.0.1:5000/b?x=1"));
+    EXPECT_FALSE(same_origin("http://127.0.0.1:5000/a", "http://127.0.0.1:5001/a"));
+    EXPECT_FALSE(same_origin("https://r.example.org/a", "http://r.example.org/a"));
+    EXPECT_FALSE(same_origin("https://r.example.org/a", "https://storage.example.org/a"));
+    EXPECT_FALSE(same_origin("not a url", "not a url"));
+}
+
 TEST(FetchRetryPolicy, TransientFailuresAreRetried) {
     for (auto kind :
          {FailureKind::connect, FailureKind::timeout, FailureKind::stall, FailureKind::transfer}) {

@@ -1,11 +1,12 @@
 // REST paths, query encoding, and Status bodies turned into Errors.
 #include "shimkeeper/kube/api_error.hpp"
-#include "shimkeeper/kube/base64.hpp"
 #include "shimkeeper/kube/resource.hpp"
+#include "shimkeeper/util/base64.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace shimkeeper::kube;
+using shimkeeper::util::decode_base64;
 using shimkeeper::util::ErrorCode;
 
 TEST(KubePaths, CoreClusterScoped) {

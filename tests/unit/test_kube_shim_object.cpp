@@ -88,7 +88,7 @@ TEST(KubeShimObject, EveryBadFieldIsNamedWithTheObject) {
          "spec.fetchStrategy.anonHttp.location"},
         {[](json& s) { s["spec"]["fetchStrategy"]["platforms"] = json::array(); },
          "exactly one of anonHttp and platforms"},
-        {[](json& s) { s["spec"]["fetchStrategy"]["type"] = "oci"; }, "spec.fetchStrategy.type"},
+        {[](json& s) { s["spec"]["fetchStrategy"]["type"] = "s3"; }, "spec.fetchStrategy.type"},
         {[](json& s) { s["spec"]["options"]["X"] = nullptr; }, "spec.options.X"},
         {[](json& s) { s["spec"]["runtimeClass"]["name"] = "A_B"; }, "spec.runtimeClass.name"},
         {[](json& s) { s.erase("spec"); }, "spec is required"},
@@ -100,6 +100,31 @@ TEST(KubeShimObject, EveryBadFieldIsNamedWithTheObject) {
         EXPECT_NE(message.find(c.expected), std::string::npos)
             << "expected \"" << c.expected << "\" in: " << message;
     }
+}
+
+TEST(KubeShimObject, AnOciStrategyIsTheSameSpecAsTomlOci) {
+    json shim = good_shim();
+    const std::string reference = "registry.example.org:5000/shims/spin:1.0@sha256:" + k_sha;
+    shim["spec"]["fetchStrategy"] = {{"type", "oci"},
+                                     {"oci", {{"reference", reference}, {"path", "/usr/bin/x"}}}};
+    auto spec = shim_spec_of(shim, "amd64");
+    ASSERT_TRUE(spec) << spec.error().message();
+    EXPECT_EQ(spec->fetch.oci, reference);
+    EXPECT_EQ(spec->fetch.path, "usr/bin/x");
+    EXPECT_TRUE(spec->fetch.url.empty());
+    EXPECT_FALSE(spec->fetch.sha256);
+
+    shim["spec"]["fetchStrategy"]["oci"]["reference"] = "registry.example.org/shims/spin:1.0";
+    EXPECT_NE(error_of(shim).find("spec.fetchStrategy.oci.reference has no @sha256: digest"),
+              std::string::npos);
+    shim["spec"]["fetchStrategy"]["oci"]["reference"] = "shims/spin@sha256:" + k_sha;
+    EXPECT_NE(error_of(shim).find("is not a registry host"), std::string::npos);
+    shim["spec"]["fetchStrategy"]["oci"]["reference"] = reference;
+    shim["spec"]["fetchStrategy"]["oci"]["path"] = "a/../b";
+    EXPECT_NE(error_of(shim).find("spec.fetchStrategy.oci.path"), std::string::npos);
+    shim["spec"]["fetchStrategy"]["anonHttp"] = {{"location", "https://e.org/x"}};
+    EXPECT_NE(error_of(shim).find("with type oci needs exactly one of oci and platforms"),
+              std::string::npos);
 }
 
 TEST(KubeShimObject, UnverifiedNeedsAllowUnverified) {

@@ -184,5 +184,47 @@ TEST(SpecSettings, KubeTableIsRead) {
     EXPECT_EQ(state->settings.kube->namespace_name, "shimkeeper-system");
 }
 
+TEST(SpecSettingsErrors, RestartSpacingIsBounded) {
+    EXPECT_EQ(error_of("[systemd]\nrestart_spacing = 700\n"),
+              "shimkeeper.toml:2:19: 'restart_spacing' in [systemd] must be at most 600 seconds "
+              "(the least time between two restarts of containerd by shimkeeper)");
+    auto state = parse_desired_state_text("[systemd]\nrestart_spacing = 0.5\n", "shimkeeper.toml",
+                                          "amd64", true);
+    ASSERT_TRUE(state) << state.error().message();
+    EXPECT_EQ(state->settings.systemd.restart_spacing, std::chrono::milliseconds(500));
+    auto defaults = parse_desired_state_text("", "shimkeeper.toml", "amd64", true);
+    ASSERT_TRUE(defaults);
+    EXPECT_EQ(defaults->settings.systemd.restart_spacing, std::chrono::milliseconds(2'000));
+}
+
+TEST(SpecSettingsErrors, OciSourceRefusals) {
+    const std::string digest = "@sha256:" + std::string(64, 'a');
+    auto shim_error = [](const std::string& fetch) {
+        auto state =
+            parse_desired_state_text("[[shim]]\nname = \"d\"\nhandler = \"d\"\nruntime_type = "
+                                     "\"io.containerd.d.v2\"\n[shim.fetch]\n" +
+                                         fetch,
+                                     "shims.d/d.toml", "amd64", false);
+        EXPECT_FALSE(state) << fetch;
+        return state ? std::string() : state.error().message();
+    };
+    EXPECT_NE(shim_error("oci = \"r.example.org/d:1\"\n").find("has no @sha256: digest"),
+              std::string::npos);
+    EXPECT_NE(shim_error("oci = \"r.example.org/d" + digest + "\"\nsha256 = \"" +
+                         std::string(64, 'b') + "\"\n")
+                  .find("'sha256' in [shim.fetch] does not go with oci"),
+              std::string::npos);
+    EXPECT_NE(shim_error("url = \"https://e.org/x\"\noci = \"r.example.org/d" + digest + "\"\n")
+                  .find("has both url and oci"),
+              std::string::npos);
+    EXPECT_NE(shim_error("url = \"https://e.org/x\"\npath = \"x\"\nsha256 = \"" +
+                         std::string(64, 'b') + "\"\n")
+                  .find("goes with oci only"),
+              std::string::npos);
+    EXPECT_NE(shim_error("oci = \"r.example.org/d" + digest + "\"\npath = \"../x\"\n")
+                  .find("must name a file inside the image"),
+              std::string::npos);
+}
+
 } // namespace
 } // namespace shimkeeper::spec

@@ -122,8 +122,8 @@ TEST(SpecShimErrors, MissingFetch) {
 
 TEST(SpecShimErrors, MissingUrl) {
     EXPECT_EQ(error_of(with_line(6, "")),
-              "f.toml:5:1: [shim.fetch] needs url (with sha256), or one [[shim.fetch.platform]] "
-              "entry per architecture");
+              "f.toml:5:1: [shim.fetch] needs url (with sha256) or oci (a pinned reference), or "
+              "one [[shim.fetch.platform]] entry per architecture");
 }
 
 TEST(SpecShimErrors, MissingSha256WithoutAllowUnverified) {

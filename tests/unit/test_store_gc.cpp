@@ -1,7 +1,14 @@
 // Garbage collection on a real store: what survives is what a rollback or a running shim needs.
 #include "shimkeeper/store/store.hpp"
 
+#include "shimkeeper/store/oci_record.hpp"
+#include "shimkeeper/store/tamper.hpp"
+
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -113,6 +120,70 @@ TEST_F(StoreGarbage, CorruptStateStopsCollection) {
     auto removed = m_store->collect_garbage(1);
     ASSERT_FALSE(removed.has_value());
     EXPECT_EQ(m_store->artifact_digests().size(), 5u);
+}
+
+// containerd runs an old shim binary again to delete its container long after an upgrade: a
+// process executing an artifact keeps it, however old its generation, until the process ends.
+TEST_F(StoreGarbage, KeepsAnArtifactARunningProcessExecutes) {
+    write_generations(5);
+    fs::path binary = m_store->artifact_dir(digest('1')) / "shim";
+    fs::permissions(binary, fs::perms::owner_write, fs::perm_options::add);
+    fs::copy_file("/bin/sleep", binary, fs::copy_options::overwrite_existing);
+    pid_t pid = 0;
+    std::string path = binary.string();
+    char arg[] = "30";
+    char* argv[] = {path.data(), arg, nullptr};
+    // posix_spawn returns once the child has exec'd: its /proc/<pid>/exe is the stored binary.
+    ASSERT_EQ(::posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv, environ), 0);
+
+    auto removed = m_store->collect_garbage(1);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ASSERT_TRUE(removed.has_value()) << removed.error().message();
+    EXPECT_EQ(*removed, (std::vector<std::string>{digest('2'), digest('3'), digest('4')}));
+    EXPECT_TRUE(m_store->has_artifact(digest('1')));
+
+    // The process is gone: the next collection removes the artifact.
+    removed = m_store->collect_garbage(1);
+    ASSERT_TRUE(removed.has_value()) << removed.error().message();
+    EXPECT_EQ(*removed, (std::vector<std::string>{digest('1')}));
+}
+
+TEST_F(StoreGarbage, ForgetsTheFingerprintsOfCollectedArtifacts) {
+    write_generations(5);
+    for (char c : {'1', '5'}) {
+        ASSERT_TRUE(store::record_binary_fingerprint(*m_store, digest(c), "shim").has_value());
+    }
+    std::ofstream(m_store->state_dir() / "fingerprints" / digest('7')) << "left by a crash";
+    ASSERT_TRUE(m_store->collect_garbage(1).has_value());
+    EXPECT_FALSE(fs::exists(m_store->state_dir() / "fingerprints" / digest('1')));
+    EXPECT_FALSE(fs::exists(m_store->state_dir() / "fingerprints" / digest('7')));
+    EXPECT_TRUE(fs::exists(m_store->state_dir() / "fingerprints" / digest('5')));
+}
+
+TEST_F(StoreGarbage, ForgetsWhatOciReferencesResolvedToOnceTheirArtifactIsGone) {
+    write_generations(5);
+    for (char c : {'1', '5'}) {
+        OciResolution record{"r.example.org/a@sha256:" + digest(c),
+                             "shim",
+                             "amd64",
+                             "",
+                             "sha256:" + digest('m'),
+                             "sha256:" + digest('l'),
+                             "image",
+                             digest(c)};
+        ASSERT_TRUE(save_oci_resolution(*m_store, "sha256:" + digest(c), record).has_value());
+    }
+    auto before = load_oci_resolution(*m_store, "sha256:" + digest('1'), "shim", "amd64");
+    ASSERT_TRUE(before && *before);
+    EXPECT_EQ((*before)->artifact_digest, digest('1'));
+    EXPECT_FALSE(*load_oci_resolution(*m_store, "sha256:" + digest('1'), "other", "amd64"));
+
+    ASSERT_TRUE(m_store->collect_garbage(1).has_value());
+    EXPECT_FALSE(*load_oci_resolution(*m_store, "sha256:" + digest('1'), "shim", "amd64"));
+    auto kept = load_oci_resolution(*m_store, "sha256:" + digest('5'), "shim", "amd64");
+    ASSERT_TRUE(kept && *kept);
+    EXPECT_EQ((*kept)->manifest_digest, "sha256:" + digest('m'));
 }
 
 } // namespace

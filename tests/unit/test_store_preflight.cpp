@@ -2,6 +2,8 @@
 // look like other machines or to need a loader that does not exist.
 #include "shimkeeper/store/preflight.hpp"
 
+#include "support/temp_dir_test.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,21 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class Preflight : public ::testing::Test {
+class Preflight : public testing::TempDirTest {
 protected:
-    void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "sk-preflight-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override {
-        if (HasFailure()) {
-            std::cerr << "kept test directory " << m_dir << "\n";
-        } else {
-            fs::remove_all(m_dir);
-        }
-    }
-
     fs::path script(const std::string& body) {
         fs::path path = m_dir / ("script" + std::to_string(m_count++));
         std::ofstream(path) << body;
@@ -49,7 +38,6 @@ protected:
         return path;
     }
 
-    fs::path m_dir;
     int m_count = 0;
 };
 

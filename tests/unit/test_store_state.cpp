@@ -2,6 +2,8 @@
 #include "shimkeeper/store/state.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 
+#include "support/temp_dir_test.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,21 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class StoreStateFile : public ::testing::Test {
+class StoreStateFile : public testing::TempDirTest {
 protected:
-    void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "sk-state-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override {
-        if (HasFailure()) {
-            std::cerr << "kept test directory " << m_dir << "\n";
-        } else {
-            fs::remove_all(m_dir);
-        }
-    }
-
     fs::path file() const { return m_dir / "state.json"; }
     void write(const std::string& text) { std::ofstream(file()) << text; }
 
@@ -39,8 +28,6 @@ protected:
         EXPECT_NE(loaded.error().message().find(message_part), std::string::npos)
             << loaded.error().message();
     }
-
-    fs::path m_dir;
 };
 
 InstalledShim spin() {
@@ -52,6 +39,7 @@ InstalledShim spin() {
                          "0.17.0",
                          std::string(64, 'c'),
                          "https://example.org/spin.tar.gz",
+                         "usr/bin/containerd-shim-spin-v2",
                          "SystemdCgroup = true\n",
                          true,
                          true,

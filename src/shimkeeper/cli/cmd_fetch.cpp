@@ -2,9 +2,11 @@
 // Touches neither containerd nor its config, nor bin/ nor the generation state.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/containerd/detection.hpp"
 #include "shimkeeper/fetch/curl_downloader.hpp"
 #include "shimkeeper/reconcile/stage.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,14 @@ util::Expected<int> fetch_all(Context& ctx) {
     reconcile::StageOptions stage_options;
     stage_options.fetch = ctx.settings.fetch;
     const auto desired = TRY(ctx.load_desired());
+    const bool any_oci = std::ranges::any_of(
+        desired.shims, [](const spec::ShimSpec& shim) { return !shim.fetch.oci.empty(); });
+    if (any_oci && !ctx.settings.fetch.registry_config_path) {
+        // containerd's registry hosts, when its config can be read: fetch works without one.
+        if (auto detected = containerd::detect(ctx.root, ctx.settings.containerd)) {
+            stage_options.containerd_registry_hosts = detected->registry_config_path;
+        }
+    }
     const auto lock = TRY(lock_node(ctx, "shimkeeper fetch"));
     const auto state = TRY(ctx.store.load_state());
 
@@ -26,9 +36,9 @@ util::Expected<int> fetch_all(Context& ctx) {
     int failures = 0;
     int exit_code = 0;
     for (const spec::ShimSpec& shim : desired.shims) {
-        auto staged =
-            reconcile::stage_shim(shim, reconcile::known_digest(shim, state.current_generation()),
-                                  ctx.store, downloader, stage_options, ctx.log);
+        auto staged = reconcile::stage_shim(
+            shim, reconcile::known_digest(shim, state.current_generation(), ctx.store), ctx.store,
+            downloader, stage_options, ctx.log);
         if (!staged) {
             ++failures;
             exit_code = std::max(exit_code, staged.error().exit_code());

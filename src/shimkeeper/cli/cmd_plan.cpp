@@ -1,6 +1,7 @@
 // `shimkeeper plan`: what apply would do, changing nothing.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/cli/oci_source.hpp"
 #include "shimkeeper/cli/status_cluster.hpp"
 #include "shimkeeper/containerd/detection.hpp"
 #include "shimkeeper/containerd/diff.hpp"
@@ -18,8 +19,19 @@ namespace shimkeeper::cli {
 
 namespace {
 
+const spec::ShimSpec* desired_named(const std::vector<spec::ShimSpec>& shims,
+                                    const std::string& name) {
+    for (const auto& shim : shims) {
+        if (shim.name == name) {
+            return &shim;
+        }
+    }
+    return nullptr;
+}
+
 nlohmann::json plan_to_json(const reconcile::NodePlan& node_plan,
-                            const containerd::Detection& detection) {
+                            const containerd::Detection& detection,
+                            const std::vector<spec::ShimSpec>& desired, const store::Store& store) {
     const reconcile::Plan& plan = node_plan.shims;
     nlohmann::json actions = nlohmann::json::array();
     for (const auto& a : plan.actions) {
@@ -32,6 +44,8 @@ nlohmann::json plan_to_json(const reconcile::NodePlan& node_plan,
                            {"to_digest", a.to_digest},
                            {"staged", a.staged},
                            {"reasons", a.reasons}});
+        const spec::ShimSpec* shim = desired_named(desired, a.name);
+        actions.back()["oci"] = shim ? oci_source_json(shim->fetch, store) : nullptr;
     }
     auto config_json = containerd::plan_json(detection, node_plan.config_changes);
     nlohmann::json links = nlohmann::json::array();
@@ -49,7 +63,8 @@ nlohmann::json plan_to_json(const reconcile::NodePlan& node_plan,
             {"converged", node_plan.converged()}};
 }
 
-void print_plan_text(const reconcile::NodePlan& node_plan, const containerd::Detection& detection) {
+void print_plan_text(const reconcile::NodePlan& node_plan, const containerd::Detection& detection,
+                     const std::vector<spec::ShimSpec>& desired, const store::Store& store) {
     const reconcile::Plan& plan = node_plan.shims;
     std::cout << "containerd "
               << (detection.binary_version ? detection.binary_version->to_string()
@@ -82,6 +97,11 @@ void print_plan_text(const reconcile::NodePlan& node_plan, const containerd::Det
         }
         for (const auto& reason : a.reasons) {
             std::cout << "\n    " << reason;
+        }
+        if (const spec::ShimSpec* shim = desired_named(desired, a.name)) {
+            for (const auto& line : oci_source_lines(shim->fetch, store)) {
+                std::cout << "\n    " << line;
+            }
         }
         std::cout << "\n";
     }
@@ -125,7 +145,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
                                                        desired.shims, artifacts, state));
             const bool recovery_pending = reconcile::recovery_pending(ctx.store);
             if (ctx.output == OutputFormat::json) {
-                auto out = plan_to_json(plan, detection);
+                auto out = plan_to_json(plan, detection, desired.shims, ctx.store);
                 out["recovery_pending"] = recovery_pending;
                 out["cluster"] = cluster;
                 std::cout << out.dump(2) << "\n";
@@ -135,7 +155,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
                                  "below is read from the node as the crash left it.\n";
                 }
                 print_cluster_status(cluster);
-                print_plan_text(plan, detection);
+                print_plan_text(plan, detection, desired.shims, ctx.store);
             }
             return 0;
         });

@@ -1,6 +1,7 @@
 // `shimkeeper status`: what the store holds, the generations, which one is current.
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
+#include "shimkeeper/cli/oci_source.hpp"
 #include "shimkeeper/cli/status_cluster.hpp"
 #include "shimkeeper/cli/status_node.hpp"
 
@@ -81,7 +82,8 @@ util::Expected<int> show_status(Context& ctx) {
         desired.push_back({{"name", shim.name},
                            {"handler", shim.handler},
                            {"version", shim.version},
-                           {"source", shim.location.to_string()}});
+                           {"source", shim.location.to_string()},
+                           {"oci", oci_source_json(shim.fetch, ctx.store)}});
     }
     const nlohmann::json desired_error =
         loaded ? nlohmann::json(nullptr) : nlohmann::json(loaded.error().message());
@@ -111,6 +113,9 @@ util::Expected<int> show_status(Context& ctx) {
         std::cout << "  " << shim.name << "  handler " << shim.handler << "  "
                   << (shim.version.empty() ? "" : shim.version + "  ") << shim.location.to_string()
                   << "\n";
+        for (const auto& line : oci_source_lines(shim.fetch, ctx.store)) {
+            std::cout << "    " << line << "\n";
+        }
     }
     if (current) {
         std::cout << "Current generation: " << current->number << " (" << current->created << ")\n";

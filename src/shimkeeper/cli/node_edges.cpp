@@ -27,8 +27,10 @@ util::Expected<std::unique_ptr<NodeEdges>> NodeEdges::open(const Context& ctx,
     edges->m_systemd = std::make_unique<systemd::LazySystemdManager>(ctx.settings.systemd.bus);
     edges->m_containerd =
         health::make_containerd_client(ctx.root.on_host(edges->m_detection.socket).string());
+    systemd::RestartGuardOptions guard_options;
+    guard_options.min_spacing = ctx.settings.systemd.restart_spacing;
     edges->m_guard = std::make_unique<systemd::RestartGuard>(
-        *edges->m_systemd, edges->m_clock, ctx.store.state_dir() / "restarts.json");
+        *edges->m_systemd, edges->m_clock, ctx.store.state_dir() / "restarts.json", guard_options);
     return edges;
 }
 

@@ -59,4 +59,14 @@ std::string minimal_config(int version) {
     return "version = " + std::to_string(version) + "\n";
 }
 
+std::optional<std::string> registry_config_path(const toml::table& config, int version) {
+    // Version 3 moved image pulling, registries included, into its own CRI images plugin.
+    const std::string id = version >= 3 ? "io.containerd.cri.v1.images" : cri_plugin_id(version);
+    auto path = config["plugins"][id]["registry"]["config_path"].value<std::string>();
+    if (!path || path->empty()) {
+        return std::nullopt;
+    }
+    return path;
+}
+
 } // namespace shimkeeper::containerd

@@ -26,6 +26,10 @@ KeyPath runtimes_path(int version); // plugins.<cri>.containerd.runtimes
 
 std::optional<std::string> configured_socket(const toml::table& config, int version);
 
+// CRI's registry host folder (`registry.config_path` of the CRI images plugin of this version,
+// the folder holding <host>/hosts.toml), when the config sets one.
+std::optional<std::string> registry_config_path(const toml::table& config, int version);
+
 // The `imports` entries as written (paths or globs, maybe relative to the config's directory).
 std::vector<std::string> config_imports(const toml::table& config);
 

@@ -138,6 +138,7 @@ util::Expected<Detection> detect(const util::HostRoot& root,
         d.config_version = TRY(config_version(*root_config, d.config_path.string()));
         d.reasons.push_back("config version " + std::to_string(d.config_version) + ": read from " +
                             d.config_path.string());
+        d.registry_config_path = registry_config_path(*root_config, d.config_version);
     } else {
         d.config_version = v2_binary ? 3 : 2;
     }

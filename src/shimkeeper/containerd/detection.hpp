@@ -31,6 +31,8 @@ struct Detection {
     std::filesystem::path binary; // node path of containerd; empty when none was found
     std::optional<ContainerdVersion> binary_version;
     std::string socket;
+    // CRI's registry host folder from the root config (node path), when it sets one.
+    std::optional<std::string> registry_config_path;
     std::string unit; // systemd unit to restart; empty when none is needed (k0s)
     bool config_exists = false;
     bool target_exists = false;

@@ -4,12 +4,16 @@
 #include "shimkeeper/fetch/url_policy.hpp"
 #include "shimkeeper/util/curl_handles.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <utility>
 
 namespace shimkeeper::fetch {
 
+using util::CurlSlist;
 using util::set_curl_option;
 
 namespace {
@@ -145,6 +149,52 @@ AttemptError perform_failure(const HopContext& hop, CURLcode rc, const char* err
     return failure(kind, std::move(reason), code);
 }
 
+bool is_authorization(const std::string& header) {
+    constexpr std::string_view k_name = "authorization:";
+    return header.size() >= k_name.size() &&
+           std::equal(k_name.begin(), k_name.end(), header.begin(), [](char a, char b) {
+               return a == std::tolower(static_cast<unsigned char>(b));
+           });
+}
+
+// The request headers as libcurl lists: all of them, and all but Authorization (for hops that
+// left the first URL's origin).
+util::Expected<std::pair<CurlSlist, CurlSlist>> header_lists(const DownloadRequest& request) {
+    CurlSlist all;
+    CurlSlist anonymous;
+    for (const std::string& header : request.headers) {
+        for (CurlSlist* list : {&all, &anonymous}) {
+            if (list == &anonymous && is_authorization(header)) {
+                continue;
+            }
+            curl_slist* grown = curl_slist_append(list->get(), header.c_str());
+            if (grown == nullptr) {
+                return util::fail(util::ErrorCode::internal, "out of memory for request headers");
+            }
+            (void)list->release();
+            list->reset(grown);
+        }
+    }
+    return std::pair{std::move(all), std::move(anonymous)};
+}
+
+void record_response(CURL* handle, ResponseInfo* response) {
+    if (response == nullptr) {
+        return;
+    }
+    *response = ResponseInfo{};
+    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &response->status);
+    const char* type = nullptr;
+    if (curl_easy_getinfo(handle, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type != nullptr) {
+        response->content_type = type;
+    }
+    curl_header* challenge = nullptr;
+    if (curl_easy_header(handle, "WWW-Authenticate", 0, CURLH_HEADER, -1, &challenge) ==
+        CURLHE_OK) {
+        response->www_authenticate = challenge->value;
+    }
+}
+
 std::optional<std::chrono::seconds> retry_after_of(CURL* handle) {
     curl_off_t seconds = 0;
     if (curl_easy_getinfo(handle, CURLINFO_RETRY_AFTER, &seconds) == CURLE_OK && seconds > 0) {
@@ -185,6 +235,11 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
     auto deadline = Clock::now() + settings.total_timeout;
     std::string url = request.url;
     bool secure_so_far = false;
+    auto headers = header_lists(request);
+    if (!headers) {
+        return std::unexpected(
+            failure(FailureKind::other, headers.error().message(), util::ErrorCode::internal));
+    }
     for (int redirects = 0;; ++redirects) {
         auto remaining = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
         if (remaining <= milliseconds(0)) {
@@ -202,6 +257,9 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         hop.stall_timeout = settings.stall_timeout;
         auto set = [&]() -> util::Expected<void> {
             TRY(set_curl_option(handle, CURLOPT_URL, url.c_str(), "URL"));
+            curl_slist* list =
+                same_origin(request.url, url) ? headers->first.get() : headers->second.get();
+            TRY(set_curl_option(handle, CURLOPT_HTTPHEADER, list, "HTTPHEADER"));
             TRY(set_curl_option(handle, CURLOPT_RESUME_FROM_LARGE,
                                 static_cast<curl_off_t>(resume_from), "RESUME_FROM_LARGE"));
             TRY(set_curl_option(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(remaining.count()),
@@ -217,6 +275,7 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         }
         error_buffer[0] = '\0';
         CURLcode rc = curl_easy_perform(handle);
+        record_response(handle, request.response);
         if (rc != CURLE_OK) {
             return std::unexpected(perform_failure(hop, rc, error_buffer, settings));
         }

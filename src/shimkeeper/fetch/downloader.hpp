@@ -11,8 +11,17 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace shimkeeper::fetch {
+
+// What the last answer of a download said besides its body: the OCI client needs the status
+// and challenge of a 401, and the media type of a manifest.
+struct ResponseInfo {
+    long status = 0;
+    std::string content_type;
+    std::string www_authenticate;
+};
 
 struct DownloadRequest {
     std::string url;                            // http://, https:// or file://
@@ -22,6 +31,12 @@ struct DownloadRequest {
     // Called while a transfer is alive and between retries: the daemon passes its watchdog
     // ping here, so a long download over a slow link never looks like a hung process.
     std::function<void()> heartbeat;
+    // Extra request headers ("Accept: ...", "Authorization: ..."). An Authorization header goes
+    // only to the first URL's origin: a redirect elsewhere (a registry's storage URL) is
+    // followed without it, as credentials are meant for the registry alone.
+    std::vector<std::string> headers;
+    // When set, filled in from the last answer, also when the download fails.
+    ResponseInfo* response = nullptr;
 };
 
 struct DownloadResult {

@@ -28,4 +28,8 @@ util::Expected<void> check_initial_url(std::string_view url);
 // chain was https. Refusals name both URLs and say why.
 util::Expected<void> check_redirect(std::string_view from, std::string_view to, bool secure_so_far);
 
+// True when both URLs have the same scheme, host and port (default ports made explicit).
+// Credentials follow a redirect only within one origin.
+bool same_origin(std::string_view a, std::string_view b);
+
 } // namespace shimkeeper::fetch

@@ -1,6 +1,6 @@
 #include "shimkeeper/kube/kubeconfig.hpp"
 
-#include "shimkeeper/kube/base64.hpp"
+#include "shimkeeper/util/base64.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -64,7 +64,7 @@ public:
         if (value.empty()) {
             return value;
         }
-        auto decoded = decode_base64(value);
+        auto decoded = util::decode_base64(value);
         if (!decoded || decoded->empty()) {
             return bad(join(where, key), "is not valid base64");
         }

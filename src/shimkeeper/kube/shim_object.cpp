@@ -2,6 +2,7 @@
 
 #include "shimkeeper/spec/architecture.hpp"
 #include "shimkeeper/spec/grammar.hpp"
+#include "shimkeeper/spec/oci_reference.hpp"
 
 #include <set>
 
@@ -90,8 +91,39 @@ util::Expected<toml::table> toml_of(const json& object, const ObjectReader& read
     return table;
 }
 
+// An oci source (reference + optional path), as [shim.fetch] oci/path in TOML.
+util::Expected<spec::FetchSource> oci_source_of(const json& entry, bool allow_unverified,
+                                                const ObjectReader& reader,
+                                                const std::string& field) {
+    spec::FetchSource source;
+    const std::string text = TRY(reader.required(entry, "reference", field + ".reference"));
+    auto reference = spec::parse_oci_reference(text);
+    if (!reference) {
+        return reader.bad(field + ".reference", reference.error().message());
+    }
+    if (!reference->digest && !allow_unverified) {
+        return reader.bad(field + ".reference",
+                          "has no @sha256: digest, which is required unless "
+                          "spec.allowUnverified is true (the fetch could not be verified)");
+    }
+    source.oci = reference->to_string();
+    if (auto path = TRY(reader.string(entry, "path", field + ".path"))) {
+        auto normal = spec::normalise_oci_path(*path);
+        if (!normal) {
+            return reader.bad(field + ".path", "must name a file inside the image, without '.' "
+                                               "or '..' parts or control characters");
+        }
+        source.path = *normal;
+    }
+    return source;
+}
+
 util::Expected<spec::FetchSource> source_of(const json& entry, bool allow_unverified,
-                                            const ObjectReader& reader, const std::string& field) {
+                                            const ObjectReader& reader, const std::string& field,
+                                            bool oci) {
+    if (oci) {
+        return oci_source_of(entry, allow_unverified, reader, field);
+    }
     spec::FetchSource source;
     source.url = TRY(reader.required(entry, "location", field + ".location"));
     if (auto problem = spec::url_problem(source.url)) {
@@ -118,18 +150,22 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
     }
     const std::string type = TRY(reader.required(*strategy, "type", "spec.fetchStrategy.type"));
     // The proposal behind the CRD spells it both ways.
-    if (type != "anonymousHttp" && type != "annonymousHttp") {
+    const bool oci = type == "oci";
+    if (type != "anonymousHttp" && type != "annonymousHttp" && !oci) {
         return reader.bad("spec.fetchStrategy.type",
-                          "is \"" + type + "\"; this node knows anonymousHttp");
+                          "is \"" + type + "\"; this node knows anonymousHttp and oci");
     }
-    const bool single = strategy->contains("anonHttp");
+    const char* single_key = oci ? "oci" : "anonHttp";
+    const bool single = strategy->contains(single_key);
     const bool platforms = strategy->contains("platforms");
-    if (single == platforms) {
-        return reader.bad("spec.fetchStrategy", "needs exactly one of anonHttp and platforms");
+    if (single == platforms || strategy->contains(oci ? "anonHttp" : "oci")) {
+        return reader.bad("spec.fetchStrategy", std::string("with type ") + type +
+                                                    " needs exactly one of " + single_key +
+                                                    " and platforms");
     }
     if (single) {
-        return source_of((*strategy)["anonHttp"], allow_unverified, reader,
-                         "spec.fetchStrategy.anonHttp");
+        return source_of((*strategy)[single_key], allow_unverified, reader,
+                         "spec.fetchStrategy." + std::string(single_key), oci);
     }
     const json& list = (*strategy)["platforms"];
     if (!list.is_array()) {
@@ -144,7 +180,7 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
         if (!seen.insert(entry_arch).second) {
             return reader.bad(field + ".arch", "names " + entry_arch + " a second time");
         }
-        auto source = TRY(source_of(list[i], allow_unverified, reader, field));
+        auto source = TRY(source_of(list[i], allow_unverified, reader, field, oci));
         if (entry_arch == arch) {
             chosen = std::move(source);
         }

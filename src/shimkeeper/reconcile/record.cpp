@@ -4,6 +4,10 @@
 
 namespace shimkeeper::reconcile {
 
+namespace {
+constexpr std::string_view k_oci_scheme = "oci://"; // how FetchSource::display marks a reference
+} // namespace
+
 std::string options_fingerprint(const toml::table& options) {
     std::ostringstream out;
     out << toml::toml_formatter(options, toml::format_flags::none);
@@ -20,7 +24,8 @@ store::InstalledShim record_of(const spec::ShimSpec& spec, const std::string& di
     record.binary_path = binary_path;
     record.version = spec.version;
     record.digest = digest;
-    record.url = spec.fetch.url;
+    record.url = spec.fetch.display();
+    record.path = spec.fetch.path;
     record.options_toml = options_fingerprint(spec.options);
     record.allow_unverified = spec.allow_unverified;
     record.adopt = spec.adopt;
@@ -36,7 +41,12 @@ util::Expected<spec::ShimSpec> spec_of(const store::InstalledShim& record, int g
     spec.runtime_type = record.runtime_type;
     spec.binary = record.binary;
     spec.version = record.version;
-    spec.fetch.url = record.url;
+    if (record.url.starts_with(k_oci_scheme)) {
+        spec.fetch.oci = record.url.substr(k_oci_scheme.size());
+    } else {
+        spec.fetch.url = record.url;
+    }
+    spec.fetch.path = record.path;
     // The stored digest pins the artifact even for a shim installed unverified: rollback must
     // bring back exactly those bytes, never what the URL serves today.
     spec.fetch.sha256 = record.digest;
@@ -91,6 +101,7 @@ std::vector<std::string> differences(const store::InstalledShim& want,
         }
         changed("url", have.url, want.url);
     }
+    changed("path", have.path, want.path);
     if (!want.digest.empty() && want.digest == have.digest && !want.binary_path.empty() &&
         want.binary_path != have.binary_path) {
         reasons.push_back("binary_path " + have.binary_path + " -> " + want.binary_path);

@@ -1,31 +1,24 @@
 #include "shimkeeper/reconcile/stage.hpp"
 
 #include "shimkeeper/archive/unpack.hpp"
+#include "shimkeeper/fetch/oci/auth_file.hpp"
+#include "shimkeeper/fetch/oci/oci_fetch.hpp"
 #include "shimkeeper/reconcile/fault.hpp"
+#include "shimkeeper/spec/architecture.hpp"
+#include "shimkeeper/spec/oci_reference.hpp"
 #include "shimkeeper/store/locate_binary.hpp"
+#include "shimkeeper/store/oci_record.hpp"
 #include "shimkeeper/store/preflight.hpp"
 #include "shimkeeper/store/tamper.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "shimkeeper/util/remove_on_exit.hpp"
 
 namespace shimkeeper::reconcile {
 
 namespace {
 
-// Removes a tmp/ path when the scope ends, whatever happened.
-class TmpGuard {
-public:
-    explicit TmpGuard(std::filesystem::path path) : m_path(std::move(path)) {}
-    TmpGuard(const TmpGuard&) = delete;
-    TmpGuard& operator=(const TmpGuard&) = delete;
-    ~TmpGuard() {
-        if (!m_path.empty()) {
-            (void)util::remove_all(m_path);
-        }
-    }
-
-private:
-    std::filesystem::path m_path;
-};
+// containerd's documented registry host folder, used when it exists and nothing else is set.
+constexpr std::string_view k_default_registry_hosts = "/etc/containerd/certs.d";
 
 util::Expected<std::string> find_binary_in_store(const store::Store& store,
                                                  const spec::ShimSpec& shim,
@@ -41,15 +34,102 @@ util::Expected<std::string> find_binary_in_store(const store::Store& store,
     return *found;
 }
 
+// The manifest digest an OCI source is pinned to, if any.
+std::optional<std::string> pinned_digest(const spec::FetchSource& source) {
+    auto reference = spec::parse_oci_reference(source.oci);
+    return reference ? reference->digest : std::nullopt;
+}
+
+struct Downloaded {
+    fetch::DownloadResult result;
+    std::optional<store::OciResolution> resolution; // OCI sources only
+};
+
+util::Expected<Downloaded> download_oci(const spec::ShimSpec& shim, const store::Store& store,
+                                        fetch::Downloader& downloader,
+                                        const StageOptions& options) {
+    fetch::oci::RegistryContext context;
+    context.downloader = &downloader;
+    context.settings = options.fetch;
+    context.tmp_dir = store.tmp_dir();
+    context.label = shim.name;
+    context.heartbeat = options.heartbeat;
+    context.auth_files = options.fetch.auth_file
+                             ? std::vector<std::filesystem::path>{*options.fetch.auth_file}
+                             : fetch::oci::default_auth_files();
+    fetch::oci::OciRequest request;
+    request.reference = TRY(spec::parse_oci_reference(shim.fetch.oci));
+    request.path = shim.fetch.path;
+    request.architecture = spec::node_architecture();
+    request.expected_sha256 = shim.fetch.sha256;
+    // containerd's registry host folder is a node path, like its config.
+    const auto& chosen = options.fetch.registry_config_path ? options.fetch.registry_config_path
+                                                            : options.containerd_registry_hosts;
+    std::filesystem::path hosts_dir =
+        store.host_root().on_host(chosen.value_or(std::string(k_default_registry_hosts)));
+    std::error_code ec;
+    if (chosen || std::filesystem::is_directory(hosts_dir, ec)) {
+        request.registry_config_dir = hosts_dir;
+    }
+    auto fetched = TRY(fetch::oci::fetch_oci(context, request));
+    store::OciResolution resolution{shim.fetch.oci,
+                                    shim.fetch.path,
+                                    request.architecture,
+                                    fetched.index_digest.value_or(""),
+                                    fetched.manifest_digest,
+                                    fetched.layer_digest,
+                                    fetched.kind,
+                                    fetched.file.sha256};
+    return Downloaded{std::move(fetched.file), std::move(resolution)};
+}
+
+util::Expected<Downloaded> download_source(const spec::ShimSpec& shim, const store::Store& store,
+                                           fetch::Downloader& downloader,
+                                           const StageOptions& options) {
+    if (!shim.fetch.oci.empty()) {
+        return download_oci(shim, store, downloader, options);
+    }
+    fetch::DownloadRequest request;
+    request.url = shim.fetch.url;
+    request.expected_sha256 = shim.fetch.sha256;
+    request.settings = options.fetch;
+    request.label = shim.name;
+    request.heartbeat = options.heartbeat;
+    return Downloaded{TRY(downloader.download(request, store.tmp_dir())), std::nullopt};
+}
+
+// Remembers what a pinned reference resolved to, once its artifact is in the store.
+util::Expected<void> remember_resolution(const spec::ShimSpec& shim, const store::Store& store,
+                                         const std::optional<store::OciResolution>& resolution) {
+    auto pinned = resolution ? pinned_digest(shim.fetch) : std::nullopt;
+    if (!pinned) {
+        return {};
+    }
+    return store::save_oci_resolution(store, *pinned, *resolution);
+}
+
 } // namespace
 
 std::optional<std::string> known_digest(const spec::ShimSpec& shim,
-                                        const store::Generation* current) {
+                                        const store::Generation* current,
+                                        const store::Store& store) {
     if (shim.fetch.sha256) {
         return shim.fetch.sha256;
     }
+    if (!shim.fetch.oci.empty()) {
+        if (auto pinned = pinned_digest(shim.fetch)) {
+            // A broken record is as good as none: the fetch resolves the reference again and
+            // writes a new one.
+            auto record = store::load_oci_resolution(store, *pinned, shim.fetch.path,
+                                                     spec::node_architecture());
+            if (record && *record) {
+                return (*record)->artifact_digest;
+            }
+            return std::nullopt;
+        }
+    }
     const store::InstalledShim* have = current ? current->find(shim.name) : nullptr;
-    if (have != nullptr && have->url == shim.fetch.url && !have->digest.empty()) {
+    if (have != nullptr && have->url == shim.fetch.display() && !have->digest.empty()) {
         return have->digest;
     }
     return std::nullopt;
@@ -76,7 +156,7 @@ known_artifacts(const std::vector<spec::ShimSpec>& shims, const store::Generatio
                 const store::Store& store) {
     std::vector<std::optional<KnownArtifact>> known;
     for (const auto& shim : shims) {
-        auto digest = known_digest(shim, current);
+        auto digest = known_digest(shim, current, store);
         known.push_back(digest ? TRY(find_in_store(shim, *digest, store)) : std::nullopt);
     }
     return known;
@@ -105,19 +185,14 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
         TRY(store::discard_artifact(store, *digest));
     }
 
-    fetch::DownloadRequest request;
-    request.url = shim.fetch.url;
-    request.expected_sha256 = shim.fetch.sha256;
-    request.settings = options.fetch;
-    request.label = shim.name;
-    request.heartbeat = options.heartbeat;
-    auto download = downloader.download(request, store.tmp_dir());
-    if (!download) {
-        return std::unexpected(std::move(download.error()).with_context(context));
+    auto downloaded = download_source(shim, store, downloader, options);
+    if (!downloaded) {
+        return std::unexpected(std::move(downloaded.error()).with_context(context));
     }
-    TmpGuard download_guard(download->file);
+    const fetch::DownloadResult* download = &downloaded->result;
+    util::RemoveOnExit download_guard(download->file);
     fault_point("fetch");
-    if (!shim.fetch.sha256) {
+    if (!shim.fetch.sha256 && (shim.fetch.oci.empty() || !pinned_digest(shim.fetch))) {
         log.warning(shim.name + ": allow_unverified is set; downloaded artifact has sha256:" +
                     download->sha256 + " (pin it in the spec)");
     }
@@ -128,17 +203,18 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     staged.size = download->size;
     if (store.has_artifact(staged.digest)) { // unverified shim whose content we already hold
         staged.binary_path = TRY(find_binary_in_store(store, shim, staged.digest));
+        TRY(remember_resolution(shim, store, downloaded->resolution));
         fault_point("preflight");
         fault_point("store");
         return staged;
     }
 
     auto staging = TRY(util::make_temp_dir(store.tmp_dir(), "stage-"));
-    TmpGuard staging_guard(staging);
+    util::RemoveOnExit staging_guard(staging);
     auto unpacked = archive::unpack(download->file, staging, shim.binary);
     if (!unpacked) {
         return std::unexpected(
-            std::move(unpacked.error()).with_context(context + ", " + request.url));
+            std::move(unpacked.error()).with_context(context + ", " + shim.fetch.display()));
     }
     auto binary_path = store::locate_binary(*unpacked, staging, shim.binary);
     if (!binary_path) {
@@ -157,6 +233,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     }
     TRY(store.commit_artifact(staging, staged.digest));
     TRY(store::record_binary_fingerprint(store, staged.digest, staged.binary_path));
+    TRY(remember_resolution(shim, store, downloaded->resolution));
     fault_point("store");
     return staged;
 }

@@ -28,14 +28,19 @@ struct StageOptions {
     spec::FetchSettings fetch;
     std::chrono::milliseconds preflight_timeout{5'000};
     std::function<void()> heartbeat; // passed on to the download (DownloadRequest::heartbeat)
+    // containerd's own registry host folder (its CRI registry.config_path), when known; the
+    // [fetch] registry_config_path setting comes first, /etc/containerd/certs.d last.
+    std::optional<std::string> containerd_registry_hosts;
 };
 
 // The digest a shim's artifact has without downloading: the pinned sha256, or for an unverified
 // shim whose URL is unchanged the digest the current generation installed from it. (An
 // unverified URL is fetched once; new content behind the same URL is picked up only when the URL
 // changes or the spec pins a sha256, so that a no-op costs no request and plan == apply.)
+// For a pinned OCI reference: the file digest it resolved to before (store::OciResolution).
 std::optional<std::string> known_digest(const spec::ShimSpec& shim,
-                                        const store::Generation* current);
+                                        const store::Generation* current,
+                                        const store::Store& store);
 
 // The artifact with that digest if the store holds it intact, else nullopt. Reads only.
 util::Expected<std::optional<KnownArtifact>>

@@ -237,10 +237,11 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     StageOptions stage_options;
     stage_options.fetch = m_node.settings.fetch;
     stage_options.heartbeat = m_node.heartbeat;
+    stage_options.containerd_registry_hosts = m_node.detection.registry_config_path;
     std::vector<std::optional<KnownArtifact>> artifacts;
     for (const auto& spec : target) {
-        auto staged = stage_shim(spec, known_digest(spec, current), m_node.store, m_node.downloader,
-                                 stage_options, m_node.log);
+        auto staged = stage_shim(spec, known_digest(spec, current, m_node.store), m_node.store,
+                                 m_node.downloader, stage_options, m_node.log);
         if (!staged) {
             return refuse(std::move(staged.error()));
         }

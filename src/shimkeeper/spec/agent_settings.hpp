@@ -20,6 +20,8 @@ enum class BusKind { system, user };
 
 struct SystemdSettings {
     BusKind bus = BusKind::system;
+    // The least time between two restarts of containerd by shimkeeper (RestartGuard).
+    std::chrono::milliseconds restart_spacing{2'000};
 };
 
 struct StoreSettings {
@@ -38,6 +40,11 @@ struct FetchSettings {
     std::uint64_t max_size = 512ull << 20;
     int retries = 3; // extra attempts after the first, on connection errors, 5xx and 429
     std::optional<std::string> ca_bundle;
+    // OCI registries: a containers/docker auth file (default: the usual places for root), and
+    // containerd's registry host folder (certs.d/<host>/hosts.toml; default
+    // /etc/containerd/certs.d when it exists).
+    std::optional<std::string> auth_file;
+    std::optional<std::string> registry_config_path;
 };
 
 // [kube]: cluster mode. Absent: file mode only, nothing talks to a cluster.

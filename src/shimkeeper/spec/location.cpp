@@ -10,3 +10,11 @@ std::string Location::to_string() const {
 }
 
 } // namespace shimkeeper::spec
+
+namespace shimkeeper::spec {
+
+std::string FetchSource::display() const {
+    return oci.empty() ? url : "oci://" + oci;
+}
+
+} // namespace shimkeeper::spec

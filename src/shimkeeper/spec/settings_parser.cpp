@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::int64_t k_max_retries = 10;
 constexpr std::int64_t k_max_keep = 1000;
+constexpr std::chrono::seconds k_max_restart_spacing{600};
 
 // A string setting that names something on the node: not empty, no control characters.
 util::Expected<std::optional<std::string>> read_setting(const TableReader& table,
@@ -58,7 +59,15 @@ util::Expected<void> parse_containerd(const TableReader& table, ContainerdSettin
 }
 
 util::Expected<void> parse_systemd(const TableReader& table, SystemdSettings& out) {
-    TRY(table.only_keys({"bus"}));
+    TRY(table.only_keys({"bus", "restart_spacing"}));
+    if (auto spacing = TRY(table.seconds("restart_spacing"))) {
+        if (*spacing > k_max_restart_spacing) {
+            return table.fail_key("restart_spacing",
+                                  "must be at most 600 seconds (the least time between two "
+                                  "restarts of containerd by shimkeeper)");
+        }
+        out.restart_spacing = *spacing;
+    }
     if (auto bus = TRY(table.string("bus"))) {
         if (*bus == "system") {
             out.bus = BusKind::system;
@@ -105,8 +114,8 @@ util::Expected<void> parse_fetch_settings(const TableReader& table, FetchSetting
                                "goes in [shim.fetch] after its [[shim]]");
         }
     }
-    TRY(table.only_keys(
-        {"connect_timeout", "stall_timeout", "total_timeout", "max_size", "retries", "ca_bundle"}));
+    TRY(table.only_keys({"connect_timeout", "stall_timeout", "total_timeout", "max_size", "retries",
+                         "ca_bundle", "auth_file", "registry_config_path"}));
     out.connect_timeout = TRY(table.seconds("connect_timeout")).value_or(out.connect_timeout);
     out.stall_timeout = TRY(table.seconds("stall_timeout")).value_or(out.stall_timeout);
     out.total_timeout = TRY(table.seconds("total_timeout")).value_or(out.total_timeout);
@@ -127,6 +136,8 @@ util::Expected<void> parse_fetch_settings(const TableReader& table, FetchSetting
     if (auto ca_bundle = TRY(read_absolute_path(table, "ca_bundle"))) {
         out.ca_bundle = std::move(*ca_bundle);
     }
+    out.auth_file = TRY(read_absolute_path(table, "auth_file"));
+    out.registry_config_path = TRY(read_absolute_path(table, "registry_config_path"));
     return {};
 }
 

@@ -19,9 +19,16 @@ struct Location {
     std::string to_string() const;
 };
 
+// Either a URL (with the artifact's sha256) or an OCI reference (pinned by its manifest digest,
+// `sha256` then absent unless a generation recorded the resulting file's digest).
 struct FetchSource {
-    std::string url;
+    std::string url;                   // empty for an OCI source
     std::optional<std::string> sha256; // lowercase hex; absent only with allow_unverified
+    std::string oci;                   // REGISTRY/REPOSITORY[:TAG][@sha256:DIGEST], validated
+    std::string path; // OCI only: the file to take ("usr/bin/shim"), or an artifact's title
+
+    // What the source is, for records and messages: the URL, or "oci://<reference>".
+    std::string display() const;
 };
 
 struct RuntimeClassSpec {

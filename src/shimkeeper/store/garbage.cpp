@@ -2,9 +2,13 @@
 // Generation records go first (state saved atomically), artifacts after: a crash in between
 // leaves artifacts nobody references, which the next run removes, never a record whose
 // artifact is gone (rollback relies on those). An artifact leaves store/sha256 by one rename
-// into tmp/, so it stays "complete or absent" even while its files are deleted.
+// into tmp/, so it stays "complete or absent" even while its files are deleted. An artifact a
+// running process executes is kept (running_binaries.hpp).
 #include "shimkeeper/store/store.hpp"
 
+#include "shimkeeper/store/oci_record.hpp"
+#include "shimkeeper/store/running_binaries.hpp"
+#include "shimkeeper/store/tamper.hpp"
 #include "shimkeeper/util/fs.hpp"
 
 #include <algorithm>
@@ -32,7 +36,8 @@ std::optional<std::string> linked_digest(const fs::path& store_node_dir, const f
 
 } // namespace
 
-util::Expected<std::vector<std::string>> Store::collect_garbage(int keep) const {
+util::Expected<std::vector<std::string>> Store::collect_garbage(int keep,
+                                                                const fs::path& proc) const {
     StoreState state = TRY(load_state());
     keep = std::max(keep, 1);
     // Generations are ascending: the newest `keep` are at the end; the current one always stays.
@@ -62,6 +67,9 @@ util::Expected<std::vector<std::string>> Store::collect_garbage(int keep) const 
             }
         }
     }
+    // A shim process still running from an older artifact (containerd runs it again to clean
+    // up its container) keeps that artifact, whatever the generations say.
+    in_use.merge(artifacts_in_use(artifacts_root(), proc));
     if (kept.size() != state.generations.size()) {
         state.generations = std::move(kept);
         TRY(save_state(state));
@@ -84,6 +92,9 @@ util::Expected<std::vector<std::string>> Store::collect_garbage(int keep) const 
         TRY(util::remove_all(doomed));
         removed.push_back(digest);
     }
+    // Records about artifacts the store no longer holds would only grow: drop them.
+    TRY(forget_stale_fingerprints(*this));
+    TRY(forget_oci_resolutions(*this));
     return removed;
 }
 

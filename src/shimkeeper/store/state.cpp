@@ -40,6 +40,7 @@ util::Expected<InstalledShim> parse_shim(const json& object, const JsonReader& r
     shim.version = TRY(reader.string(object, "version"));
     shim.digest = TRY(reader.string(object, "digest"));
     shim.url = TRY(reader.string(object, "url"));
+    shim.path = TRY(reader.optional_string(object, "path"));
     shim.options_toml = TRY(reader.string(object, "options_toml"));
     shim.allow_unverified = TRY(reader.optional_boolean(object, "allow_unverified"));
     shim.adopt = TRY(reader.optional_boolean(object, "adopt"));
@@ -75,6 +76,7 @@ json shim_to_json(const InstalledShim& shim) {
                 {"version", shim.version},
                 {"digest", shim.digest},
                 {"url", shim.url},
+                {"path", shim.path},
                 {"options_toml", shim.options_toml},
                 {"allow_unverified", shim.allow_unverified},
                 {"adopt", shim.adopt},

@@ -20,8 +20,9 @@ struct InstalledShim {
     std::string binary;      // link name in <store>/bin/
     std::string binary_path; // path of the executable inside the artifact directory
     std::string version;
-    std::string digest; // sha256 of the artifact as downloaded
-    std::string url;
+    std::string digest;       // sha256 of the artifact as downloaded
+    std::string url;          // the source: a URL, or "oci://<reference>"
+    std::string path;         // OCI only: the file taken from the image or artifact
     std::string options_toml; // the spec's options table, serialised, to detect changes
     bool allow_unverified = false;
     bool adopt = false;

@@ -64,10 +64,13 @@ public:
     util::Expected<void> save_state(const StoreState& state) const;
 
     // Removes artifacts not used by the newest `keep` generations (and older generations'
-    // records), never the current generation's, never anything a bin/ link points to. The
-    // state is saved first, then each artifact is renamed into tmp/ and deleted, so a crash
-    // leaves only unreferenced leftovers. Returns the digests removed, sorted.
-    util::Expected<std::vector<std::string>> collect_garbage(int keep) const;
+    // records), never the current generation's, never anything a bin/ link points to, never
+    // one whose binary a process in `proc` runs. The state is saved first, then each artifact
+    // is renamed into tmp/ and deleted, so a crash leaves only unreferenced leftovers; then the
+    // fingerprint and OCI records of artifacts no longer stored go. Returns the digests
+    // removed, sorted.
+    util::Expected<std::vector<std::string>>
+    collect_garbage(int keep, const std::filesystem::path& proc = "/proc") const;
 
     // Removes tmp/ leftovers of crashed runs: entries not modified for `older_than`. Pass zero
     // when the caller knows no other run is using the store.

@@ -77,4 +77,14 @@ util::Expected<void> discard_artifact(const Store& store, const std::string& dig
     return util::remove_all(record_path(store, digest));
 }
 
+util::Expected<void> forget_stale_fingerprints(const Store& store) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(store.state_dir() / "fingerprints", ec)) {
+        if (!store.has_artifact(entry.path().filename().string())) {
+            TRY(util::remove_all(entry.path()));
+        }
+    }
+    return {};
+}
+
 } // namespace shimkeeper::store

@@ -26,4 +26,7 @@ util::Expected<void> record_binary_fingerprint(const Store& store, const std::st
 // so the next staging downloads it again.
 util::Expected<void> discard_artifact(const Store& store, const std::string& digest);
 
+// Removes the records of digests the store no longer holds (garbage collection's last step).
+util::Expected<void> forget_stale_fingerprints(const Store& store);
+
 } // namespace shimkeeper::store

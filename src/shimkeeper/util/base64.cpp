@@ -1,6 +1,6 @@
-#include "shimkeeper/kube/base64.hpp"
+#include "shimkeeper/util/base64.hpp"
 
-namespace shimkeeper::kube {
+namespace shimkeeper::util {
 
 namespace {
 
@@ -62,4 +62,4 @@ std::optional<std::string> decode_base64(std::string_view text) {
     return out;
 }
 
-} // namespace shimkeeper::kube
+} // namespace shimkeeper::util
