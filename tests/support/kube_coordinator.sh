@@ -71,7 +71,7 @@ coord_wait_line() {
 
 coord_passes() {
     local last
-    last=$(grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1)
+    last=$(grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1) || true
     [[ -n $last ]] || {
         echo 0
         return
@@ -81,7 +81,8 @@ coord_passes() {
 }
 
 coord_writes() {
-    grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1 | sed -E 's/.* writes=([0-9]+).*/\1/'
+    { grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" || true; } | tail -n 1 |
+        sed -E 's/.* writes=([0-9]+).*/\1/'
 }
 
 coord__passes_over() { (($(coord_passes "$1") > $2)); }
