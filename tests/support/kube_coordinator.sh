@@ -127,21 +127,25 @@ wait_eq() {
         fail "waited ${seconds}s for \"$expected\" from: $* (last: \"$("$@" 2>&1)\")"
 }
 
+# One merge patch per report: null removes a label or annotation, present or not.
+coord__node_patch() {
+    python3 - "$@" <<'PY'
+import json, sys
+shim, state, generation, reason = sys.argv[1:]
+key = "shim.containerd.x-k8s.io/" + shim
+note = None if not state else json.dumps(
+    {"state": state, "generation": int(generation), "reason": reason})
+label = "true" if state == "installed" else None
+print(json.dumps({"metadata": {"labels": {key: label}, "annotations": {key: note}}}))
+PY
+}
+
 node_report() {
-    local node=$1 shim=$2 state=$3 reason=${4:-} generation key
-    key=shim.containerd.x-k8s.io/$shim
-    generation=$(shim_get "$shim" .metadata.generation)
-    kube_admin annotate node "$node" --overwrite >/dev/null \
-        "$key={\"state\":\"$state\",\"generation\":$generation,\"reason\":\"$reason\"}"
-    if [[ $state == installed ]]; then
-        kube_admin label node "$node" --overwrite "$key=true" >/dev/null
-    else
-        kube_admin label node "$node" "$key-" >/dev/null
-    fi
+    local node=$1 shim=$2 state=$3 reason=${4:-}
+    kube_admin patch node "$node" --type merge >/dev/null \
+        -p "$(coord__node_patch "$shim" "$state" "$(shim_get "$shim" .metadata.generation)" "$reason")"
 }
 
 node_forget() {
-    local key=shim.containerd.x-k8s.io/$2
-    kube_admin label node "$1" "$key-" >/dev/null
-    kube_admin annotate node "$1" "$key-" >/dev/null
+    kube_admin patch node "$1" --type merge -p "$(coord__node_patch "$2" "" 0 "")" >/dev/null
 }
