@@ -108,6 +108,7 @@ std::optional<Condition> CoordinatorPass::ensure_runtime_class(const json& shim)
     switch (plan.action) {
     case RuntimeClassPlan::Action::keep:
     case RuntimeClassPlan::Action::conflict:
+    case RuntimeClassPlan::Action::invalid:
         return plan.condition;
     case RuntimeClassPlan::Action::patch:
         result = m_client.json_patch(resource, "", name, plan.operations, version_of(*existing));
