@@ -18,7 +18,7 @@ coord_lead node-a "lease=$lease"
 coord_start node-b "lease=$lease"
 shim_apply one
 wait_eq 30 one kube_admin get runtimeclass one -o jsonpath='{.handler}'
-wait_eq 30 1 shim_get one .status.nodes.selected
+wait_eq 30 2 shim_get one .status.nodes.selected
 [[ $(holder) == node-a ]] || fail "the Lease names $(holder)"
 ! coord__has_line node-b '^LEADER' || fail "node-b led while node-a renewed"
 pass "node-a leads and handled Shim one; node-b follows"

@@ -71,7 +71,7 @@ coord_wait_line() {
 
 coord_passes() {
     local last
-    last=$(grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1)
+    last=$(grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1) || true
     [[ -n $last ]] || {
         echo 0
         return
@@ -81,7 +81,8 @@ coord_passes() {
 }
 
 coord_writes() {
-    grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1 | sed -E 's/.* writes=([0-9]+).*/\1/'
+    { grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" || true; } | tail -n 1 |
+        sed -E 's/.* writes=([0-9]+).*/\1/'
 }
 
 coord__passes_over() { (($(coord_passes "$1") > $2)); }
@@ -126,21 +127,25 @@ wait_eq() {
         fail "waited ${seconds}s for \"$expected\" from: $* (last: \"$("$@" 2>&1)\")"
 }
 
+# One merge patch per report: null removes a label or annotation, present or not.
+coord__node_patch() {
+    python3 - "$@" <<'PY'
+import json, sys
+shim, state, generation, reason = sys.argv[1:]
+key = "shim.containerd.x-k8s.io/" + shim
+note = None if not state else json.dumps(
+    {"state": state, "generation": int(generation), "reason": reason})
+label = "true" if state == "installed" else None
+print(json.dumps({"metadata": {"labels": {key: label}, "annotations": {key: note}}}))
+PY
+}
+
 node_report() {
-    local node=$1 shim=$2 state=$3 reason=${4:-} generation key
-    key=shim.containerd.x-k8s.io/$shim
-    generation=$(shim_get "$shim" .metadata.generation)
-    kube_admin annotate node "$node" --overwrite >/dev/null \
-        "$key={\"state\":\"$state\",\"generation\":$generation,\"reason\":\"$reason\"}"
-    if [[ $state == installed ]]; then
-        kube_admin label node "$node" --overwrite "$key=true" >/dev/null
-    else
-        kube_admin label node "$node" "$key-" >/dev/null
-    fi
+    local node=$1 shim=$2 state=$3 reason=${4:-}
+    kube_admin patch node "$node" --type merge >/dev/null \
+        -p "$(coord__node_patch "$shim" "$state" "$(shim_get "$shim" .metadata.generation)" "$reason")"
 }
 
 node_forget() {
-    local key=shim.containerd.x-k8s.io/$2
-    kube_admin label node "$1" "$key-" >/dev/null
-    kube_admin annotate node "$1" "$key-" >/dev/null
+    kube_admin patch node "$1" --type merge -p "$(coord__node_patch "$2" "" 0 "")" >/dev/null
 }

@@ -107,5 +107,28 @@ TEST(KubeRuntimeClass, AForeignOneOrAnotherShimsIsAConflictNeverAChange) {
               RuntimeClassPlan::Action::conflict);
 }
 
+TEST(KubeRuntimeClass, ANameTheNodeAcceptsButTheApiWouldRefuseGetsNoRuntimeClass) {
+    json dotted = shim();
+    dotted["spec"]["handler"] = "spin.v2"; // a fine containerd handler, not a DNS label
+    ShimIdentity identity = identity_of(dotted);
+    RuntimeClassPlan plan =
+        plan_runtime_class(nullptr, desired_runtime_class(identity, dotted), identity);
+    EXPECT_EQ(plan.action, RuntimeClassPlan::Action::invalid);
+    EXPECT_EQ(plan.condition.reason, "InvalidSpec");
+    EXPECT_NE(plan.condition.message.find("handler spin.v2"), std::string::npos);
+    json underscored = shim();
+    underscored["spec"]["runtimeClass"]["name"] = "wasm_spin";
+    identity = identity_of(underscored);
+    plan = plan_runtime_class(nullptr, desired_runtime_class(identity, underscored), identity);
+    EXPECT_EQ(plan.action, RuntimeClassPlan::Action::invalid);
+    EXPECT_NE(plan.condition.message.find("wasm_spin"), std::string::npos);
+    json dotted_name = shim();
+    dotted_name["spec"]["runtimeClass"]["name"] = "wasm.spin";
+    identity = identity_of(dotted_name);
+    EXPECT_EQ(
+        plan_runtime_class(nullptr, desired_runtime_class(identity, dotted_name), identity).action,
+        RuntimeClassPlan::Action::create);
+}
+
 } // namespace
 } // namespace shimkeeper::kube

@@ -32,8 +32,8 @@ bool has_finalizer(const json& shim) {
 }
 
 std::string condition_reason(const json& shim, const std::string& type) {
-    const json status = shim.value("status", json::object());
-    const json* found = find_condition(status.value("conditions", json()), type);
+    const json conditions = shim.value("status", json::object()).value("conditions", json());
+    const json* found = find_condition(conditions, type);
     return found != nullptr ? found->value("reason", "") : "";
 }
 
@@ -51,8 +51,10 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
             m_outcome.interrupted = true;
             return m_outcome;
         }
-        const json shim = view.shims.at(name); // a copy: writes replace the view's
-        reconcile_shim(shim);
+        if (auto found = view.shims.find(name); found != view.shims.end()) {
+            const json shim = found->second; // a copy: writes replace the view's
+            reconcile_shim(shim);
+        }
     }
     if (m_leading()) {
         remove_orphans();
@@ -108,6 +110,7 @@ std::optional<Condition> CoordinatorPass::ensure_runtime_class(const json& shim)
     switch (plan.action) {
     case RuntimeClassPlan::Action::keep:
     case RuntimeClassPlan::Action::conflict:
+    case RuntimeClassPlan::Action::invalid:
         return plan.condition;
     case RuntimeClassPlan::Action::patch:
         result = m_client.json_patch(resource, "", name, plan.operations, version_of(*existing));
@@ -240,9 +243,13 @@ util::Expected<Changed> CoordinatorPass::change_finalizer(const json& shim, bool
     }
     if (last == Changed::yes) {
         ++m_outcome.writes;
-        // Without our finalizer a deleted Shim is gone; this copy only says so until the
-        // watch removes it.
-        m_view->shims[name_of(shim)] = std::move(*written);
+        // Without the last finalizer a deleted Shim is gone and the answer is a Status, not
+        // the object: the view drops it before the watch says so.
+        if (written->value("kind", "") == "Shim") {
+            m_view->shims[name_of(shim)] = std::move(*written);
+        } else {
+            m_view->shims.erase(name_of(shim));
+        }
     }
     return last;
 }

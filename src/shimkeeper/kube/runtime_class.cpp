@@ -2,9 +2,35 @@
 
 #include "shimkeeper/kube/node_shim_state.hpp"
 
+#include <regex>
+
 namespace shimkeeper::kube {
 
 using nlohmann::json;
+
+namespace {
+
+// The API server's rules for a RuntimeClass (IsDNS1123Label for the handler,
+// IsDNS1123Subdomain for the name); the node's own name grammar is wider.
+std::optional<std::string> api_problem(const ShimIdentity& identity) {
+    static const std::regex k_label("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+    static const std::regex k_subdomain(
+        "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+    if (identity.handler.size() > 63 || !std::regex_match(identity.handler, k_label)) {
+        return "handler " + identity.handler +
+               " cannot be a RuntimeClass handler (the API wants a DNS label: lowercase letters, "
+               "digits and '-'); choose spec.handler accordingly";
+    }
+    if (identity.runtime_class.size() > 253 ||
+        !std::regex_match(identity.runtime_class, k_subdomain)) {
+        return "\"" + identity.runtime_class +
+               "\" cannot name a RuntimeClass (the API wants a DNS subdomain: no '_'); set "
+               "spec.runtimeClass.name";
+    }
+    return std::nullopt;
+}
+
+} // namespace
 
 json desired_runtime_class(const ShimIdentity& identity, const json& shim) {
     const json metadata = shim.value("metadata", json::object());
@@ -36,6 +62,11 @@ std::string runtime_class_owner(const json& runtime_class) {
 RuntimeClassPlan plan_runtime_class(const json* existing, const json& desired,
                                     const ShimIdentity& identity) {
     const std::string& name = identity.runtime_class;
+    if (auto problem = api_problem(identity)) {
+        return {RuntimeClassPlan::Action::invalid,
+                {},
+                {"RuntimeClassReady", ConditionStatus::false_, "InvalidSpec", *problem}};
+    }
     const Condition ready{"RuntimeClassReady", ConditionStatus::true_, "Ready",
                           "RuntimeClass " + name + " (handler " + identity.handler +
                               ") schedules onto nodes labelled " + shim_node_key(identity.name) +

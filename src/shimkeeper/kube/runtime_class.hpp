@@ -10,7 +10,9 @@
 // A RuntimeClass with that name that is not ours (no label, or another Shim's) is never changed:
 // the Shim gets RuntimeClassReady=False, reason Conflict. Ours is brought back in line: the
 // handler is immutable in the API, so a changed handler means delete (at the version read) and
-// create; anything else is one JSON patch at the version read.
+// create; anything else is one JSON patch at the version read. A Shim name or handler that the
+// node accepts but a RuntimeClass cannot carry (the API wants a DNS label for the handler and a
+// DNS subdomain for the name: no "_", no "." in a handler) gets no RuntimeClass and says why.
 #pragma once
 
 #include "shimkeeper/kube/conditions.hpp"
@@ -31,7 +33,7 @@ nlohmann::json desired_runtime_class(const ShimIdentity& identity, const nlohman
 std::string runtime_class_owner(const nlohmann::json& runtime_class);
 
 struct RuntimeClassPlan {
-    enum class Action { create, keep, patch, replace, conflict };
+    enum class Action { create, keep, patch, replace, conflict, invalid };
     Action action = Action::keep;
     nlohmann::json operations; // patch: the JSON patch (applied at the read's resourceVersion)
     Condition condition;       // RuntimeClassReady once the action succeeded
