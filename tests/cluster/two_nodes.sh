@@ -112,7 +112,7 @@ runtime_class() {
 }
 rc_ok() { [[ "$(runtime_class)" == 'demo {"shim.containerd.x-k8s.io/demo":"true"}' ]]; }
 kube_wait_for 60 rc_ok || fail "RuntimeClass demo is '$(runtime_class)'"
-kube_admin get shim demo -o jsonpath='{.metadata.finalizers}' | grep -q 'shim.containerd.x-k8s.io/uninstall' ||
+[[ "$(kube_admin get shim demo -o jsonpath='{.metadata.finalizers}')" == *shim.containerd.x-k8s.io/uninstall* ]] ||
     fail "Shim demo has no finalizer"
 status_is() { [[ "$(kube_admin get shim demo -o jsonpath='{.status.nodes.selected}/{.status.nodes.installed}')" == "$1" ]]; }
 kube_wait_for 60 status_is 1/1 || fail "Shim demo's status: $(kube_admin get shim demo -o jsonpath='{.status}')"
@@ -169,7 +169,8 @@ for letter in a b; do
     before[$letter]="$(on "$letter" node_config_digest) $(on "$letter" node_starts)"
 done
 kube_stop_pid "$KUBE_APISERVER_PID"
-unreachable() { "$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" status 2>&1 | grep -q "unreachable since"; }
+# (Captured whole: `| grep -q` would end the pipe early and, under pipefail, fail it.)
+unreachable() { [[ "$("$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" status 2>&1)" == *"unreachable since"* ]]; }
 kube_wait_for 60 unreachable || fail "status on node-a does not say unreachable: $("$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" status 2>&1)"
 "$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" apply >"$T/apply-offline.out" 2>&1 ||
     fail "apply while the API server is down failed: $(cat "$T/apply-offline.out")"
