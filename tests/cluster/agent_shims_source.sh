@@ -8,6 +8,8 @@
 #   - deleting the Shim uninstalls it: the config gets its original bytes back;
 #   - the Node is told: `installing` (applied with --no-restart), no label;
 #   - the Node's machineID must be this root's /etc/machine-id;
+#   - without [kube] node_name, a kubelet client certificate's CN system:node:<name> names the
+#     node (the hostname does not);
 #   - an unreachable API server: the Shims last read stand in (nothing changes, status says since
 #     when); on a node that never read the cluster it is an error that changes nothing.
 set -euo pipefail
@@ -36,17 +38,7 @@ TOML
 
 # shim_object NAME SELECTOR_JSON: a Shim serving NAME's archive from the local server.
 shim_object() {
-    cat <<YAML
-apiVersion: containerd.x-k8s.io/v1alpha1
-kind: Shim
-metadata: {name: $1}
-spec:
-  nodeSelector: $2
-  runtimeType: io.containerd.$1.v2
-  fetchStrategy:
-    type: anonymousHttp
-    anonHttp: {location: "$SERVER_URL/$1.tar.gz", sha256: "$(sha256_of "$T/www/$1.tar.gz")"}
-YAML
+    kube_shim_yaml "$1" "$SERVER_URL/$1.tar.gz" "$(sha256_of "$T/www/$1.tar.gz")" "  nodeSelector: $2"
 }
 shim_object demo '{wasm: "true"}' | kube_admin apply -f - >/dev/null
 shim_object other '{gpu: "true"}' | kube_admin apply -f - >/dev/null
@@ -94,6 +86,20 @@ expect_output_contains "belongs to machine 0123456789abcdef"
     fail "a Node of another machine changed the node"
 echo 0123456789abcdef >"$ROOT/etc/machine-id"
 expect_exit 0 sk apply --no-restart
+
+# No node_name: the node credential's certificate names the node, not the hostname.
+kube_create_node node-c wasm=true
+cp "$ROOT/etc/shimkeeper/shimkeeper.toml" "$T/named.toml"
+cat >"$ROOT/etc/shimkeeper/shimkeeper.toml" <<TOML
+[kube]
+kubeconfig = "$(kube_kubeconfig agent)"
+node_kubeconfig = "$(kube_node_cert_kubeconfig node-c)"
+TOML
+[[ $(hostname) != node-c ]] || fail "this host is named node-c: the case proves nothing"
+expect_exit 0 sk status
+expect_output_contains "Cluster: node node-c (from the client certificate of $KUBE_DIR/kubeconfig/node-c-cert"
+expect_output_contains "Shim/demo (generation 1): selects this node, nodeSelector wasm=true matches"
+cp "$T/named.toml" "$ROOT/etc/shimkeeper/shimkeeper.toml"
 
 # The API server unreachable: the Shims last read stand in; the node stays as it is.
 sed "s#server: .*#server: https://127.0.0.1:1#" "$(kube_kubeconfig agent)" >"$T/dead.kubeconfig"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Issue 7 test 8, coordinator takeover: two agents are candidates for the coordinator Lease; the
+# follower watches it and runs no election round (no request) while the leader renews; the
 # leader is killed (SIGKILL, no release); the other takes over once the lease expires by its own
 # clock and carries on: a Shim created after the kill still gets its finalizer, RuntimeClass and
 # status. A leader stopped with SIGTERM releases the Lease (holder cleared).
@@ -22,6 +23,14 @@ wait_eq 30 2 shim_get one .status.nodes.selected
 [[ $(holder) == node-a ]] || fail "the Lease names $(holder)"
 ! coord__has_line node-b '^LEADER' || fail "node-b led while node-a renewed"
 pass "node-a leads and handled Shim one; node-b follows"
+
+# While node-a renews, node-b learns it from its watch: five renewals, not one round of node-b's.
+a_rounds=$(coord_rounds node-a) b_rounds=$(coord_rounds node-b)
+renewed_five() { (($(coord_rounds node-a) >= a_rounds + 5)); }
+kube_wait_for 30 renewed_five || fail "node-a did not renew five times"
+[[ $(coord_rounds node-b) == "$b_rounds" ]] ||
+    fail "node-b ran $(($(coord_rounds node-b) - b_rounds)) election rounds while node-a renewed"
+pass "node-b ran no election round during five renewals of node-a"
 
 kill -KILL "${COORD_PIDS[node-a]}"
 killed_at=$SECONDS

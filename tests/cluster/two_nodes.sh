@@ -72,17 +72,7 @@ wait_state() {
         fail "node-$1 says '$(state "$1" "$2")' about $2, not $3; its agent: $(agent_log "$1" | tail -n 25)"
 }
 shim_object() { # NAME VARIANT SELECTOR
-    cat <<YAML
-apiVersion: containerd.x-k8s.io/v1alpha1
-kind: Shim
-metadata: {name: $1}
-spec:
-  nodeSelector: $3
-  runtimeType: io.containerd.$1.v2
-  fetchStrategy:
-    type: anonymousHttp
-    anonHttp: {location: "$SERVER_URL/$1-$2.tar.gz", sha256: "$(node_shim_digest "$1" "$2")"}
-YAML
+    kube_shim_yaml "$1" "$SERVER_URL/$1-$2.tar.gz" "$(node_shim_digest "$1" "$2")" "  nodeSelector: $3"
 }
 
 start_node a

@@ -69,6 +69,13 @@ coord_wait_line() {
     kube_wait_for "${3:-60}" coord__has_line "$1" "$2" || fail "coordinator $1 never printed \"$2\""
 }
 
+# coord_rounds IDENTITY: the election rounds that agent ran so far (0 before its first).
+coord_rounds() {
+    local last
+    last=$(grep -E '^ROUNDS ' "$KUBE_DIR/coord-$1.out" | tail -n 1) || true
+    echo "${last#ROUNDS }" | sed 's/^$/0/'
+}
+
 coord_passes() {
     local last
     last=$(grep -E '^PASS ' "$KUBE_DIR/coord-$1.out" | tail -n 1) || true
@@ -93,17 +100,8 @@ coord_wait_passes() {
 
 shim_apply() {
     local name=$1 extra=${2:-}
-    kube_admin apply -f - >/dev/null <<YAML
-apiVersion: containerd.x-k8s.io/v1alpha1
-kind: Shim
-metadata: {name: $name}
-spec:
-  runtimeType: io.containerd.$name.v2
-  fetchStrategy:
-    type: anonymousHttp
-    anonHttp: {location: "https://example.org/$name.tar.gz", sha256: "$(printf '%064d' 0)"}
-$extra
-YAML
+    kube_shim_yaml "$name" "https://example.org/$name.tar.gz" "$(printf '%064d' 0)" "$extra" |
+        kube_admin apply -f - >/dev/null
 }
 
 shim_get() {

@@ -11,7 +11,9 @@
 #
 # Helpers: kube_admin ARGS... (kubectl as the admin), kube_as IDENTITY ARGS... (kubectl as
 # "agent", "admin" or a node name), kube_curl IDENTITY METHOD PATH [CURL-ARGS...] (one raw
-# request), kube_create_node NAME [KEY=VALUE...], kube_wait_for SECONDS CMD..., kube_log MSG.
+# request), kube_create_node NAME [KEY=VALUE...], kube_wait_for SECONDS CMD..., kube_log MSG,
+# kube_node_cert_kubeconfig NAME (a kubelet-style client-certificate kubeconfig; prints its path),
+# kube_shim_yaml NAME URL SHA256 [SPEC-LINES] (a Shim manifest on stdout).
 #
 # Identities (static tokens, --token-auth-file):
 #   admin             user "shimkeeper-test-admin", group system:masters
@@ -163,6 +165,53 @@ kube_write_tokens() {
         kube_add_identity "$name" "system:node:$name" system:nodes
     done
     chmod 0600 "$KUBE_DIR/tokens.csv"
+}
+
+# kube_shim_yaml NAME URL SHA256 [SPEC-LINES]: a Shim manifest (handler NAME, runtimeType
+# io.containerd.NAME.v2) fetched over anonymous HTTP; SPEC-LINES are more spec fields, indented
+# by two spaces.
+kube_shim_yaml() {
+    cat <<YAML
+apiVersion: containerd.x-k8s.io/v1alpha1
+kind: Shim
+metadata: {name: $1}
+spec:
+  runtimeType: io.containerd.$1.v2
+  fetchStrategy:
+    type: anonymousHttp
+    anonHttp: {location: "$2", sha256: "$3"}
+${4:-}
+YAML
+}
+
+# A kubeconfig for Node NAME that authenticates with a client certificate (O=system:nodes,
+# CN=system:node:NAME, signed by the test CA, which the apiserver trusts for clients), key and
+# certificate in one file as a kubelet's rotated credential keeps them.
+kube_node_cert_kubeconfig() {
+    local name=$1 dir=$KUBE_DIR/pki/node-$1
+    mkdir -p "$dir" "$KUBE_DIR/kubeconfig"
+    openssl req -newkey rsa:2048 -nodes -subj "/O=system:nodes/CN=system:node:$name" \
+        -keyout "$dir/key.pem" -out "$dir/csr.pem" 2>/dev/null
+    openssl x509 -req -in "$dir/csr.pem" -CA "$KUBE_CA" -CAkey "$KUBE_DIR/pki/ca.key" \
+        -CAcreateserial -days 2 -out "$dir/cert.pem" 2>/dev/null
+    cat "$dir/key.pem" "$dir/cert.pem" >"$dir/kubelet-client-current.pem"
+    cat >"$KUBE_DIR/kubeconfig/$name-cert" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: test
+    cluster: {server: $KUBE_SERVER, certificate-authority: $KUBE_CA}
+users:
+  - name: kubelet
+    user:
+      client-certificate: $dir/kubelet-client-current.pem
+      client-key: $dir/kubelet-client-current.pem
+contexts:
+  - name: kubelet
+    context: {cluster: test, user: kubelet}
+current-context: kubelet
+EOF
+    echo "$KUBE_DIR/kubeconfig/$name-cert"
 }
 
 kube_add_identity() {

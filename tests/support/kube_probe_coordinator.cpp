@@ -52,6 +52,7 @@ int coordinator_command(kube::Client& client, const std::vector<std::string>& ar
     }
     bool leading = false;
     unsigned passes = 0;
+    unsigned rounds = 0;
     std::printf("FOLLOWER\n");
     while (Clock::now() < until) {
         if (g_terminated != 0) {
@@ -73,6 +74,10 @@ int coordinator_command(kube::Client& client, const std::vector<std::string>& ar
             } else {
                 std::printf("FOLLOWER\n");
             }
+        }
+        if (stats.rounds != rounds) {
+            rounds = stats.rounds; // election rounds: a candidate's only Lease requests
+            std::printf("ROUNDS %u\n", rounds);
         }
         if (stats.passes != passes) {
             passes = stats.passes;

@@ -13,8 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path k_inputs =
-    fs::path(__FILE__).parent_path().parent_path() / "fixtures/containerd/input";
+const fs::path k_inputs = fs::path(SHIMKEEPER_TEST_SOURCE_DIR) / "tests/fixtures/containerd/input";
 
 class Detect : public testing::Test {
 protected:

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path k_fixtures = fs::path(__FILE__).parent_path().parent_path() / "fixtures/containerd";
+const fs::path k_fixtures = fs::path(SHIMKEEPER_TEST_SOURCE_DIR) / "tests/fixtures/containerd";
 
 std::string read_fixture(const std::string& name) {
     auto text = shimkeeper::util::read_file(k_fixtures / "input" / name);

@@ -19,8 +19,7 @@ testing::AssertionResult contains(const std::string& text, const std::string& pa
     return testing::AssertionFailure() << "\"" << part << "\" not in: " << text;
 }
 
-const fs::path k_inputs =
-    fs::path(__FILE__).parent_path().parent_path() / "fixtures/containerd/input";
+const fs::path k_inputs = fs::path(SHIMKEEPER_TEST_SOURCE_DIR) / "tests/fixtures/containerd/input";
 
 std::string read_fixture(const std::string& name) {
     return shimkeeper::util::read_file(k_inputs / name).value_or("");

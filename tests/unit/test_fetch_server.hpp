@@ -26,7 +26,7 @@ inline fs::path source_dir() {
     if (const char* env = std::getenv("SHIMKEEPER_SOURCE_DIR"); env != nullptr && *env != '\0') {
         return env;
     }
-    return fs::path(__FILE__).parent_path().parent_path().parent_path();
+    return fs::path(SHIMKEEPER_TEST_SOURCE_DIR);
 }
 
 // One folder per test under $TMPDIR; removed after a passing test, kept (and named) otherwise.

@@ -17,15 +17,6 @@ const store::InstalledShim* from_cluster(const store::StoreState& state, const s
     return record != nullptr && record->origin.starts_with("Shim/" + name + "@") ? record : nullptr;
 }
 
-const kube::ShimSeen* shim_named(const kube::ClusterReading& reading, const std::string& name) {
-    for (const auto& shim : reading.shims) {
-        if (shim.name == name) {
-            return &shim;
-        }
-    }
-    return nullptr;
-}
-
 NodeShimState state_of(ShimState state, long generation, std::string digest = {},
                        std::string reason = {}) {
     return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339()};
@@ -72,7 +63,7 @@ kube::NodeReport report_before_change(const kube::ClusterReading& reading,
                                       const store::StoreState& state) {
     kube::NodeReport report;
     for (const auto& action : plan.shims.actions) {
-        const kube::ShimSeen* shim = shim_named(reading, action.name);
+        const kube::ShimSeen* shim = reading.find(action.name);
         const long generation = shim ? shim->generation : 0;
         if (action.kind == reconcile::ActionKind::remove && from_cluster(state, action.name)) {
             const std::string why = shim && shim->selects ? "the Shim is being deleted"
@@ -174,9 +165,12 @@ void ClusterReport::attach(reconcile::Node& node) {
     };
 }
 
-util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired, const TxnSummary& txn,
-                                          const store::StoreState& state,
+util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired,
+                                          const util::Expected<reconcile::Outcome>& outcome,
                                           reconcile::Restart restart) {
+    const TxnSummary txn =
+        outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
+    const store::StoreState state = TRY(m_ctx.store.load_state());
     return m_reporter.publish(report_after(m_reading, desired, txn, state, restart));
 }
 

@@ -38,8 +38,10 @@ public:
 
     // Hooks the before-change report into the transaction.
     void attach(reconcile::Node& node);
-    util::Expected<void> after(const spec::DesiredShims& desired, const TxnSummary& txn,
-                               const store::StoreState& state, reconcile::Restart restart);
+    // After the transaction (or its refusal): reads the store to tell what the node runs.
+    util::Expected<void> after(const spec::DesiredShims& desired,
+                               const util::Expected<reconcile::Outcome>& outcome,
+                               reconcile::Restart restart);
     // After a load that failed: every selecting Shim that does not validate is `failed`.
     util::Expected<void> after_invalid();
 

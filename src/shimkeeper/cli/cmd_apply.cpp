@@ -53,11 +53,7 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     }
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
     if (report) {
-        const TxnSummary txn =
-            outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
-        auto state = ctx.store.load_state();
-        warn_if_failed(ctx, state ? report->after(*desired, txn, *state, restart)
-                                  : util::Expected<void>(std::unexpected(state.error())));
+        warn_if_failed(ctx, report->after(*desired, outcome, restart));
     }
     if (!outcome) {
         return std::unexpected(std::move(outcome.error()));

@@ -93,9 +93,7 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     // failure, so the daemon tries again (with backoff) until the cluster knows.
     util::Expected<void> told;
     if (report) {
-        const TxnSummary txn =
-            outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
-        told = report->after(*desired, txn, *state, restart);
+        told = report->after(*desired, outcome, restart);
     }
     if (!outcome) {
         return failed(outcome.error());

@@ -33,6 +33,7 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
     }
     const kube::ClusterSource& source = *ctx.cluster;
     json out{{"node", source.node_name()},
+             {"node_from", source.node_name_origin()},
              {"kubeconfig", source.agent_kubeconfig()},
              {"node_kubeconfig", source.node_kubeconfig()}};
     const auto& reading = source.last_reading();
@@ -75,7 +76,8 @@ void print_cluster_status(const json& cluster) {
     if (cluster.is_null()) {
         return;
     }
-    std::cout << "Cluster: node " << cluster["node"].get<std::string>() << " (agent "
+    std::cout << "Cluster: node " << cluster["node"].get<std::string>() << " (from "
+              << cluster["node_from"].get<std::string>() << "; agent "
               << cluster["kubeconfig"].get<std::string>() << ", node credential "
               << cluster["node_kubeconfig"].get<std::string>() << ")\n";
     if (!cluster.contains("shims")) {

@@ -2,8 +2,7 @@
 
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
-
-#include <ctime>
+#include "shimkeeper/util/utc_time.hpp"
 
 namespace shimkeeper::daemon {
 
@@ -23,19 +22,10 @@ const char* to_string(DaemonState state) {
     return "unknown";
 }
 
-std::string utc_text(WallTime time) {
-    std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-    std::tm parts{};
-    ::gmtime_r(&seconds, &parts);
-    char text[32] = {};
-    std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return std::string(text, n);
-}
-
 namespace {
 
 nlohmann::json optional_time(const std::optional<WallTime>& time) {
-    return time ? nlohmann::json(utc_text(*time)) : nlohmann::json(nullptr);
+    return time ? nlohmann::json(util::rfc3339(*time)) : nlohmann::json(nullptr);
 }
 
 } // namespace
@@ -47,7 +37,7 @@ nlohmann::json to_json(const DaemonStatus& status) {
              {"state", to_string(status.state)},
              {"status", status.status_line},
              {"pid", status.pid},
-             {"started_at", utc_text(status.started_at)},
+             {"started_at", util::rfc3339(status.started_at)},
              {"consecutive_failures", status.consecutive_failures},
              {"last_attempt", optional_time(status.last_attempt)},
              {"last_success", optional_time(status.last_success)},

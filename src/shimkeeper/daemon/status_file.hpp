@@ -33,9 +33,6 @@ struct DaemonStatus {
     nlohmann::json result; // the reconcile callback's ReconcileOutcome::status
 };
 
-// "2024-05-01T12:00:00Z"
-std::string utc_text(WallTime time);
-
 nlohmann::json to_json(const DaemonStatus& status);
 
 // Creates the file's directory (0755) when missing, then replaces the file atomically (0644).

@@ -1,6 +1,8 @@
 #include "shimkeeper/kube/cluster_source.hpp"
 
+#include "shimkeeper/kube/certificate_identity.hpp"
 #include "shimkeeper/kube/client.hpp"
+#include "shimkeeper/kube/node_state.hpp"
 #include "shimkeeper/kube/resource.hpp"
 #include "shimkeeper/kube/shim_object.hpp"
 #include "shimkeeper/util/fs.hpp"
@@ -24,7 +26,7 @@ std::string trim(std::string text) {
 }
 
 std::vector<ShimSeen> shims_on_node(const ClusterSnapshot& view) {
-    const auto labels = labels_of(view.node);
+    const auto labels = metadata_strings(view.node, "labels");
     std::vector<ShimSeen> out;
     for (const json& shim : view.shims) {
         const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
@@ -39,19 +41,27 @@ std::vector<ShimSeen> shims_on_node(const ClusterSnapshot& view) {
     return out;
 }
 
+std::string host_name() {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::string name(host);
+    std::ranges::transform(name, name.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return name;
+}
+
+// The node name a kubeconfig's client certificate speaks for; a kubeconfig that cannot be read
+// gives none here and its own clear error when the Node is read with it.
+std::optional<std::string> certificate_node_name(const std::string& kubeconfig) {
+    auto config = load_kubeconfig(kubeconfig);
+    return config ? node_name_of_certificate(config->client_certificate) : std::nullopt;
+}
+
 } // namespace
 
-std::map<std::string, std::string> labels_of(const json& object) {
-    std::map<std::string, std::string> labels;
-    const json& metadata = object.contains("metadata") ? object["metadata"] : json::object();
-    if (auto found = metadata.find("labels"); found != metadata.end() && found->is_object()) {
-        for (const auto& [key, value] : found->items()) {
-            if (value.is_string()) {
-                labels[key] = value.get<std::string>();
-            }
-        }
-    }
-    return labels;
+const ShimSeen* ClusterReading::find(std::string_view name) const {
+    auto found = std::ranges::find(shims, name, &ShimSeen::name);
+    return found == shims.end() ? nullptr : &*found;
 }
 
 ClusterSource::ClusterSource(spec::KubeSettings settings, std::string arch, ClusterPlaces places)
@@ -65,6 +75,16 @@ ClusterSource::ClusterSource(spec::KubeSettings settings, std::string arch, Clus
             }
         }
     }
+    if (m_settings.node_name) {
+        m_node_name = *m_settings.node_name;
+        m_node_name_origin = "[kube] node_name";
+    } else if (auto named = certificate_node_name(node_kubeconfig())) {
+        m_node_name = std::move(*named);
+        m_node_name_origin = "the client certificate of " + node_kubeconfig();
+    } else {
+        m_node_name = host_name();
+        m_node_name_origin = "the hostname";
+    }
 }
 
 const std::string& ClusterSource::agent_kubeconfig() const {
@@ -73,18 +93,6 @@ const std::string& ClusterSource::agent_kubeconfig() const {
 
 const std::string& ClusterSource::node_kubeconfig() const {
     return m_settings.node_kubeconfig ? *m_settings.node_kubeconfig : agent_kubeconfig();
-}
-
-std::string ClusterSource::node_name() const {
-    if (m_settings.node_name) {
-        return *m_settings.node_name;
-    }
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    std::string name(host);
-    std::ranges::transform(name, name.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return name;
 }
 
 util::Expected<ClusterSnapshot> ClusterSource::read_live() const {

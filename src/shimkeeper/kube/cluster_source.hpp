@@ -20,6 +20,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace shimkeeper::kube {
 
@@ -38,6 +39,9 @@ struct ClusterReading {
     bool live = true;    // false: the API server did not answer; `view` is the last reading
     std::string problem; // why not live
     std::vector<ShimSeen> shims;
+
+    // The Shim of that name, nullptr when the reading has none.
+    const ShimSeen* find(std::string_view name) const;
 };
 
 // Where a reading comes from when the daemon's watches already hold it (cluster_watch.hpp):
@@ -78,8 +82,13 @@ public:
     const std::string& agent_kubeconfig() const;
     // [kube] node_kubeconfig, else the kubelet's when there is one, else the agent's.
     const std::string& node_kubeconfig() const;
-    // [kube] node_name, else this host's name lowercased (what the kubelet registers by default).
-    std::string node_name() const;
+    // [kube] node_name, else the CN `system:node:<name>` of the node credential's client
+    // certificate (the name the Node authorizer knows it by), else this host's name lowercased
+    // (what the kubelet registers by default). Decided once, at construction.
+    const std::string& node_name() const { return m_node_name; }
+    // Where node_name() came from, for status: "[kube] node_name", "the client certificate of
+    // <kubeconfig>" or "the hostname".
+    const std::string& node_name_origin() const { return m_node_name_origin; }
     const ClusterPlaces& places() const { return m_places; }
 
 private:
@@ -87,14 +96,13 @@ private:
     util::Expected<void> check_machine(const ClusterSnapshot& view) const;
 
     spec::KubeSettings m_settings;
+    std::string m_node_name;
+    std::string m_node_name_origin;
     std::string m_arch;
     ClusterPlaces m_places;
     const ClusterFeed* m_feed = nullptr;
     bool m_remember = false;
     mutable std::optional<ClusterReading> m_last;
 };
-
-// The labels of a read object (metadata.labels), strings only.
-std::map<std::string, std::string> labels_of(const nlohmann::json& object);
 
 } // namespace shimkeeper::kube

@@ -17,7 +17,7 @@ std::string name_of(const json& object) {
 // machineID the agent checks.
 json node_fingerprint(const json& node) {
     json labels = json::object();
-    for (const auto& [key, value] : labels_of(node)) {
+    for (const auto& [key, value] : metadata_strings(node, "labels")) {
         if (!key.starts_with(k_shim_key_prefix)) {
             labels[key] = value;
         }

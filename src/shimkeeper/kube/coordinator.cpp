@@ -84,12 +84,41 @@ util::Expected<void> Coordinator::start() {
                           "coordinator lease timings must satisfy retry period < renew deadline "
                           "< lease duration");
     }
+    WatchSettings lease_watch;
+    lease_watch.field_selector = "metadata.name=" + m_settings.lease_name;
+    m_lease_watch = std::make_unique<Watch>(
+        m_client.connection(), m_loop, leases_resource(), m_settings.ns, std::move(lease_watch),
+        [this](const WatchEvent& event) { on_lease_seen(event); });
+    TRY(m_lease_watch->start());
     auto timer = m_loop.after(std::chrono::milliseconds(0), [this] { round(); });
     if (!timer) {
         return std::unexpected(std::move(timer).error());
     }
     m_round_timer = std::move(*timer);
     return {};
+}
+
+void Coordinator::on_lease_seen(const WatchEvent& event) {
+    std::optional<json> lease;
+    if (event.kind == WatchEvent::Kind::synced) {
+        if (!event.items.empty()) {
+            lease = event.items.front();
+        }
+    } else if (event.kind != WatchEvent::Kind::deleted) {
+        lease = event.object;
+    }
+    m_elector.observe(lease);
+    // The leader keeps its renewal rhythm; a candidate's next round moves with what it saw.
+    if (!m_leading && !m_released) {
+        schedule_round(candidate_delay());
+    }
+}
+
+std::chrono::milliseconds Coordinator::candidate_delay() {
+    std::uniform_int_distribution<long> jitter(
+        0,
+        std::chrono::duration_cast<std::chrono::milliseconds>(m_settings.retry_period).count() / 2);
+    return m_elector.next_round_in() + std::chrono::milliseconds(jitter(m_rng));
 }
 
 void Coordinator::schedule_round(std::chrono::milliseconds delay) {
@@ -134,13 +163,15 @@ void Coordinator::round() {
         on_change();
     }
     report_watch_problems();
-    schedule_round(m_settings.retry_period);
+    // A failed round waits a whole period, so an unreachable API server is not hammered.
+    schedule_round(m_leading || !held ? m_settings.retry_period : candidate_delay());
 }
 
 // A watch retries on its own; without this a leader whose watch keeps failing (RBAC, a missing
 // CRD) would do nothing and say nothing.
 void Coordinator::report_watch_problems() {
     const std::pair<const char*, const Watch*> watches[] = {
+        {"the coordinator Lease", m_lease_watch.get()},
         {"Shims", m_shim_watch.get()},
         {"Nodes", m_node_watch.get()},
         {"RuntimeClasses", m_class_watch.get()}};
@@ -262,6 +293,7 @@ void Coordinator::pass() {
 util::Expected<void> Coordinator::release() {
     m_released = true;
     m_round_timer.reset();
+    m_lease_watch.reset();
     end_term("released");
     return m_elector.release();
 }

@@ -1,7 +1,12 @@
 // The coordinator (CLUSTER.md, "Roles"): every agent is a candidate; the one holding the Lease
 // `shimkeeper-coordinator` in the agent namespace does the cluster-wide work of
 // coordinator_pass.hpp. Everything runs on the given CurlEventLoop, no threads:
-//   - an election round (LeaderElector, client-go's rules) every retry_period on a loop timer;
+//   - a watch on the Lease for as long as the agent is a candidate, and election rounds
+//     (LeaderElector, client-go's rules) on a loop timer: every retry_period while leading
+//     (the renewal), else only when the watched holder's lease runs out or the Lease is
+//     released or deleted, so a candidate makes no request while another agent leads (one
+//     watch instead of client-go's read every 2 s; rounds start with up to retry_period/2 of
+//     jitter so that a hundred candidates do not write at the same instant);
 //   - while leading: watches on Shims, all Nodes (kept as NodeViews: labels and shimkeeper's
 //     annotations only, so a kubelet heartbeat is no change) and RuntimeClasses; any change
 //     arms one pass `settle` later (changes in between join it); the first pass waits until
@@ -66,7 +71,9 @@ public:
 
 private:
     void schedule_round(std::chrono::milliseconds delay);
+    std::chrono::milliseconds candidate_delay();
     void round();
+    void on_lease_seen(const WatchEvent& event);
     util::Expected<void> begin_term();
     void end_term(const std::string& why);
     void on_change();
@@ -93,6 +100,7 @@ private:
     unsigned m_failures_in_row = 0;
     bool m_round_failing = false; // log an unreachable API server once, not every round
 
+    std::unique_ptr<Watch> m_lease_watch; // for the whole candidacy, not just a term
     ClusterView m_view;
     bool m_shims_synced = false;
     bool m_nodes_synced = false;

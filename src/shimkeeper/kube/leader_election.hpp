@@ -10,7 +10,14 @@
 //   - leading ends when no renewal succeeded within renew_deadline (the caller must stop acting
 //     as leader then), and release() hands the lease over at once: holder cleared, duration 1 s.
 // Defaults are client-go's: lease 15 s, renew deadline 10 s, retry every 2 s. One round is one
-// call of try_acquire_or_renew(); the caller runs it every retry_period (a timer in its loop).
+// call of try_acquire_or_renew(); the caller runs it after next_round_in() (a timer in its loop).
+//
+// Unlike client-go, a candidate need not read the Lease every round: when the caller feeds it
+// a watch on the Lease (observe()), a round judges the watched copy and makes no request while
+// another agent's lease runs, and the leader renews with the resourceVersion of its own last
+// write. Every write keeps its precondition, so a stale copy can only cost a 409: a leader's
+// renewal then re-reads and tries once more; a candidate reads in its next round. Without
+// observe() every round reads the Lease, as before.
 #pragma once
 
 #include "shimkeeper/kube/client.hpp"
@@ -39,6 +46,11 @@ public:
 
     // One round. True when we hold the lease after it.
     util::Expected<bool> try_acquire_or_renew(Clock::time_point now = Clock::now());
+    // The Lease as a watch last saw it (nullopt: it does not exist).
+    void observe(const std::optional<nlohmann::json>& lease, Clock::time_point now = Clock::now());
+    // How long until a round can change anything: retry_period while leading or when the Lease
+    // is not watched; else until the holder's lease runs out on our clock (zero when vacant).
+    std::chrono::milliseconds next_round_in(Clock::time_point now = Clock::now()) const;
     // Whether we may act as leader now: our last successful renewal is within renew_deadline.
     bool is_leader(Clock::time_point now = Clock::now()) const;
     // Gives the lease up if we hold it, so that another candidate takes over without waiting.
@@ -48,6 +60,10 @@ public:
 
 private:
     util::Expected<bool> create_lease(Clock::time_point now);
+    util::Expected<bool> judge_and_write(nlohmann::json lease, Clock::time_point now,
+                                         bool reread_on_conflict);
+    util::Expected<bool> read_and_judge(Clock::time_point now);
+    void note_record(const nlohmann::json& spec, Clock::time_point now);
     nlohmann::json spec_for_us(const nlohmann::json& old_spec) const;
 
     Client& m_client;
@@ -56,6 +72,9 @@ private:
     std::string m_observed_holder;
     Clock::time_point m_observed_at{};
     std::optional<Clock::time_point> m_renewed_at; // our last successful write as holder
+    bool m_watched = false;                        // observe() feeds m_known
+    bool m_known_stale = false;                    // a write conflicted: read before trusting it
+    std::optional<nlohmann::json> m_known;         // the Lease as last seen; nullopt: none
 };
 
 } // namespace shimkeeper::kube

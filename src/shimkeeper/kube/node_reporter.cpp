@@ -6,19 +6,6 @@
 
 namespace shimkeeper::kube {
 
-namespace {
-
-const nlohmann::json* shim_object(const ClusterReading& reading, const std::string& name) {
-    for (const auto& shim : reading.shims) {
-        if (shim.name == name) {
-            return &shim.object;
-        }
-    }
-    return nullptr;
-}
-
-} // namespace
-
 NodeReporter::NodeReporter(const ClusterSource& source, const ClusterReading& reading,
                            const util::Log& log)
     : m_source(source), m_reading(reading), m_log(log), m_keys(shim_keys_of(reading.view.node)) {}
@@ -51,8 +38,8 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
         const std::string reason = failed ? "InstallFailed" : "ConflictsWithNodeFile";
         const std::string note = "node " + node + ": " + state->reason;
         std::vector<ObjectReference> about{ObjectReference::of(m_reading.view.node)};
-        if (const auto* shim = shim_object(m_reading, name)) {
-            about.insert(about.begin(), ObjectReference::of(*shim));
+        if (const ShimSeen* shim = m_reading.find(name)) {
+            about.insert(about.begin(), ObjectReference::of(shim->object));
         }
         for (const auto& regarding : about) {
             // Best effort: the Node's annotation already says it.

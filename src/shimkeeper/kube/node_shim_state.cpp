@@ -4,29 +4,10 @@ namespace shimkeeper::kube {
 
 using nlohmann::json;
 
-namespace {
-
-std::map<std::string, std::string> string_map(const json& metadata, const char* field,
-                                              std::string_view prefix) {
-    std::map<std::string, std::string> out;
-    auto found = metadata.find(field);
-    if (found == metadata.end() || !found->is_object()) {
-        return out;
-    }
-    for (const auto& [key, value] : found->items()) {
-        if (value.is_string() && key.starts_with(prefix)) {
-            out.emplace(key, value.get<std::string>());
-        }
-    }
-    return out;
-}
-
-} // namespace
-
 NodeView NodeView::of(const json& node) {
-    const json metadata = node.value("metadata", json::object());
-    return {metadata.value("name", ""), string_map(metadata, "labels", ""),
-            string_map(metadata, "annotations", k_shim_key_prefix)};
+    return {node.value(json::json_pointer("/metadata/name"), std::string()),
+            metadata_strings(node, "labels"),
+            metadata_strings(node, "annotations", k_shim_key_prefix)};
 }
 
 ShimReport shim_on_node(const NodeView& node, std::string_view shim) {

@@ -17,16 +17,12 @@ constexpr std::array<std::pair<ShimState, const char*>, 5> k_states{{
     {ShimState::conflict, "conflict"},
 }};
 
-std::map<std::string, std::string> prefixed(const json& metadata, const char* field) {
+// Shimkeeper's keys of metadata.<field>, by shim name.
+std::map<std::string, std::string> by_shim(const json& node, std::string_view field) {
     std::map<std::string, std::string> out;
-    auto found = metadata.find(field);
-    if (found == metadata.end() || !found->is_object()) {
-        return out;
-    }
-    const std::string prefix(k_shim_key_prefix);
-    for (const auto& [key, value] : found->items()) {
-        if (key.starts_with(prefix) && key.size() > prefix.size() && value.is_string()) {
-            out[key.substr(prefix.size())] = value.get<std::string>();
+    for (auto& [key, value] : metadata_strings(node, field, k_shim_key_prefix)) {
+        if (key.size() > k_shim_key_prefix.size()) {
+            out.emplace(key.substr(k_shim_key_prefix.size()), std::move(value));
         }
     }
     return out;
@@ -95,11 +91,27 @@ std::optional<NodeShimState> node_shim_state_of(const std::string& annotation) {
     return out;
 }
 
+std::map<std::string, std::string> metadata_strings(const json& object, std::string_view field,
+                                                    std::string_view prefix) {
+    std::map<std::string, std::string> out;
+    auto metadata = object.find("metadata");
+    if (metadata == object.end() || !metadata->is_object()) {
+        return out;
+    }
+    auto found = metadata->find(field);
+    if (found == metadata->end() || !found->is_object()) {
+        return out;
+    }
+    for (const auto& [key, value] : found->items()) {
+        if (value.is_string() && key.starts_with(prefix)) {
+            out.emplace(key, value.get<std::string>());
+        }
+    }
+    return out;
+}
+
 NodeShimKeys shim_keys_of(const json& node) {
-    static const json empty = json::object();
-    auto metadata = node.find("metadata");
-    const json& meta = metadata != node.end() && metadata->is_object() ? *metadata : empty;
-    return {prefixed(meta, "labels"), prefixed(meta, "annotations")};
+    return {by_shim(node, "labels"), by_shim(node, "annotations")};
 }
 
 std::optional<json> node_patch(const NodeShimKeys& current,

@@ -40,6 +40,12 @@ nlohmann::json to_json(const NodeShimState& state);
 std::optional<NodeShimState> node_shim_state_of(const std::string& annotation);
 
 // What the Node carries now under our prefix, by shim name.
+// The string entries of an object's metadata.<field> ("labels", "annotations") whose keys start
+// with `prefix`; an absent or malformed field and non-string values are left out.
+std::map<std::string, std::string> metadata_strings(const nlohmann::json& object,
+                                                    std::string_view field,
+                                                    std::string_view prefix = {});
+
 struct NodeShimKeys {
     std::map<std::string, std::string> labels;      // shim -> label value
     std::map<std::string, std::string> annotations; // shim -> annotation text

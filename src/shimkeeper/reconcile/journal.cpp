@@ -141,12 +141,8 @@ util::Expected<void> Journal::prune_backups(std::size_t keep) const {
     return {};
 }
 
-std::string now_rfc3339() {
-    return util::now_rfc3339();
-}
-
 std::string new_transaction_id() {
-    std::string stamp = now_rfc3339();
+    std::string stamp = util::now_rfc3339();
     stamp.erase(std::remove(stamp.begin(), stamp.end(), '-'), stamp.end());
     stamp.erase(std::remove(stamp.begin(), stamp.end(), ':'), stamp.end());
     std::random_device random;

@@ -73,6 +73,5 @@ private:
 };
 
 std::string new_transaction_id();
-std::string now_rfc3339();
 
 } // namespace shimkeeper::reconcile

@@ -2,6 +2,7 @@
 
 #include "shimkeeper/reconcile/expectation.hpp"
 #include "shimkeeper/reconcile/restore.hpp"
+#include "shimkeeper/util/utc_time.hpp"
 
 namespace shimkeeper::reconcile {
 
@@ -54,7 +55,7 @@ util::Expected<Recovery> recover(const Node& node, Restart restart) {
     // two leaves a complete new state behind: keep it.
     if (entry.has_step("commit") && state.current == entry.to_generation) {
         entry.result = TxnResult::committed;
-        entry.finished = now_rfc3339();
+        entry.finished = util::now_rfc3339();
         entry.reason =
             "interrupted after its commit; kept generation " + std::to_string(entry.to_generation);
         TRY(journal.save(entry));
@@ -72,14 +73,14 @@ util::Expected<Recovery> recover(const Node& node, Restart restart) {
         if (auto aligned = realign_containerd(node, entry, expectation); !aligned) {
             entry.result = TxnResult::rollback_failed;
             entry.reason = "interrupted after step '" + last + "'; " + aligned.error().message();
-            entry.finished = now_rfc3339();
+            entry.finished = util::now_rfc3339();
             TRY(journal.save(entry));
             return std::unexpected(aligned.error());
         }
     }
     entry.result = TxnResult::rolled_back;
     entry.reason = "interrupted after step '" + last + "'; restored the state before it";
-    entry.finished = now_rfc3339();
+    entry.finished = util::now_rfc3339();
     TRY(journal.save(entry));
     return recovery;
 }

@@ -10,6 +10,7 @@
 #include "shimkeeper/reconcile/stage.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
+#include "shimkeeper/util/utc_time.hpp"
 
 #include <set>
 #include <thread>
@@ -86,7 +87,7 @@ private:
 util::Expected<Outcome> Transaction::refuse(util::Error error) {
     m_entry.result = TxnResult::failed;
     m_entry.reason = error.message();
-    m_entry.finished = now_rfc3339();
+    m_entry.finished = util::now_rfc3339();
     if (auto saved = m_journal.save(m_entry); !saved) {
         m_node.log.warning("cannot record the failed transaction: " + saved.error().message());
     }
@@ -140,7 +141,7 @@ util::Expected<Outcome> Transaction::roll_back(std::string reason) {
             rollback_problem = ok ? why : ok.error().message();
         }
     }
-    m_entry.finished = now_rfc3339();
+    m_entry.finished = util::now_rfc3339();
     m_entry.result = rollback_problem.empty() ? TxnResult::rolled_back : TxnResult::rollback_failed;
     if (!rollback_problem.empty()) {
         m_entry.reason += "; rollback failed too: " + rollback_problem;
@@ -162,7 +163,7 @@ util::Expected<Outcome> Transaction::commit(store::StoreState state) {
     if (m_existing_generation) {
         state.current = *m_existing_generation;
     } else if (m_outcome.plan.shims.new_generation) {
-        store::Generation generation{state.next_number(), now_rfc3339(),
+        store::Generation generation{state.next_number(), util::now_rfc3339(),
                                      m_outcome.plan.shims.target};
         state.current = generation.number;
         state.generations.push_back(std::move(generation));
@@ -173,7 +174,7 @@ util::Expected<Outcome> Transaction::commit(store::StoreState state) {
     // From here the new generation is on disk: recovery keeps it even if the journal below
     // cannot be closed (an entry with the commit step and a matching state is committed).
     m_entry.result = TxnResult::committed;
-    m_entry.finished = now_rfc3339();
+    m_entry.finished = util::now_rfc3339();
     m_entry.to_generation = state.current.value_or(0);
     if (auto saved = m_journal.save(m_entry); !saved) {
         m_node.log.warning("closing the journal: " + saved.error().message() +
@@ -204,7 +205,7 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
 
     m_entry.id = new_transaction_id();
     m_entry.kind = kind;
-    m_entry.started = now_rfc3339();
+    m_entry.started = util::now_rfc3339();
     m_entry.from_generation = state.current;
     m_entry.to_generation = m_existing_generation.value_or(state.next_number());
     for (const auto& spec : target) {
@@ -265,7 +266,7 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
         // Only a download could tell (an unverified URL served what the node already runs).
         m_entry.result = TxnResult::committed;
         m_entry.reason = "nothing to change after staging";
-        m_entry.finished = now_rfc3339();
+        m_entry.finished = util::now_rfc3339();
         m_entry.to_generation = state.current.value_or(0);
         TRY(m_journal.save(m_entry));
         return m_outcome;

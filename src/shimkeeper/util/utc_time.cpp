@@ -1,17 +1,20 @@
 #include "shimkeeper/util/utc_time.hpp"
 
-#include <chrono>
 #include <ctime>
 
 namespace shimkeeper::util {
 
-std::string now_rfc3339() {
-    std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+std::string rfc3339(std::chrono::system_clock::time_point time) {
+    std::time_t seconds = std::chrono::system_clock::to_time_t(time);
     std::tm utc{};
-    ::gmtime_r(&now, &utc);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return buffer;
+    ::gmtime_r(&seconds, &utc);
+    char buffer[32] = {};
+    std::size_t n = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return std::string(buffer, n);
+}
+
+std::string now_rfc3339() {
+    return rfc3339(std::chrono::system_clock::now());
 }
 
 } // namespace shimkeeper::util
