@@ -10,7 +10,7 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
     }
     auto loop = TRY(kube::CurlEventLoop::create());
     std::unique_ptr<ClusterWatches> out(new ClusterWatches(std::move(loop), log));
-    out->m_watch = TRY(kube::ClusterWatch::create(*out->m_loop, *ctx->cluster));
+    out->m_watch = TRY(kube::ClusterWatch::create(*out->m_loop, *ctx->cluster, log));
     TRY(out->m_watch->start());
 
     const kube::ClusterSource& source = *ctx->cluster;

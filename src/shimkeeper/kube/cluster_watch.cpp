@@ -33,12 +33,12 @@ json shim_fingerprint(const json& shim) {
 
 } // namespace
 
-util::Expected<std::unique_ptr<ClusterWatch>> ClusterWatch::create(CurlEventLoop& loop,
-                                                                   const ClusterSource& source) {
+util::Expected<std::unique_ptr<ClusterWatch>>
+ClusterWatch::create(CurlEventLoop& loop, const ClusterSource& source, util::Log log) {
     Client agent = TRY(Client::from_kubeconfig(source.agent_kubeconfig()));
     Client node = TRY(Client::from_kubeconfig(source.node_kubeconfig()));
     return std::unique_ptr<ClusterWatch>(
-        new ClusterWatch(loop, std::move(agent), std::move(node), source.node_name()));
+        new ClusterWatch(loop, std::move(agent), std::move(node), source.node_name(), log));
 }
 
 util::Expected<void> ClusterWatch::start() {
@@ -58,6 +58,9 @@ util::Expected<void> ClusterWatch::start() {
 void ClusterWatch::on_shim(const WatchEvent& event) {
     switch (event.kind) {
     case WatchEvent::Kind::synced:
+        if (m_shims_synced) {
+            note_relist("Shims", *m_shim_watch);
+        }
         m_shims.clear();
         for (const json& item : event.items) {
             m_shims[name_of(item)] = trimmed(item);
@@ -78,6 +81,9 @@ void ClusterWatch::on_shim(const WatchEvent& event) {
 void ClusterWatch::on_node(const WatchEvent& event) {
     switch (event.kind) {
     case WatchEvent::Kind::synced:
+        if (m_node_synced) {
+            note_relist("Node " + m_node_name, *m_node_watch);
+        }
         m_node = event.items.empty() ? json() : trimmed(event.items.front());
         m_node_synced = true;
         break;
@@ -90,6 +96,13 @@ void ClusterWatch::on_node(const WatchEvent& event) {
         break;
     }
     note_fingerprint();
+}
+
+// A second list replaces what the watch held; only a real change wakes the reconcile (the
+// fingerprint), so objects listed again as they were are not installed again.
+void ClusterWatch::note_relist(const std::string& what, const Watch& watch) const {
+    const std::string& why = watch.state().last_problem();
+    m_log.info("cluster: listed the " + what + " again" + (why.empty() ? "" : " after " + why));
 }
 
 void ClusterWatch::note_fingerprint() {

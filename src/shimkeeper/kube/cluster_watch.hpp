@@ -14,6 +14,7 @@
 #include "shimkeeper/kube/cluster_source.hpp"
 #include "shimkeeper/kube/curl_event_loop.hpp"
 #include "shimkeeper/kube/watch.hpp"
+#include "shimkeeper/util/log.hpp"
 
 #include <map>
 #include <memory>
@@ -23,9 +24,10 @@ namespace shimkeeper::kube {
 
 class ClusterWatch : public ClusterFeed {
 public:
-    // Reads the kubeconfigs of `source`; the watches start with start().
-    static util::Expected<std::unique_ptr<ClusterWatch>> create(CurlEventLoop& loop,
-                                                                const ClusterSource& source);
+    // Reads the kubeconfigs of `source`; the watches start with start(). A watch that has to
+    // list again (410 Gone after a compaction or an API server restart) says so on `log`.
+    static util::Expected<std::unique_ptr<ClusterWatch>>
+    create(CurlEventLoop& loop, const ClusterSource& source, util::Log log);
     ClusterWatch(const ClusterWatch&) = delete;
     ClusterWatch& operator=(const ClusterWatch&) = delete;
 
@@ -39,9 +41,11 @@ public:
     std::string problem() const;
 
 private:
-    ClusterWatch(CurlEventLoop& loop, Client agent, Client node, std::string node_name)
+    ClusterWatch(CurlEventLoop& loop, Client agent, Client node, std::string node_name,
+                 util::Log log)
         : m_loop(loop), m_agent(std::move(agent)), m_node_client(std::move(node)),
-          m_node_name(std::move(node_name)) {}
+          m_node_name(std::move(node_name)), m_log(log) {}
+    void note_relist(const std::string& what, const Watch& watch) const;
 
     void on_shim(const WatchEvent& event);
     void on_node(const WatchEvent& event);
@@ -51,6 +55,7 @@ private:
     Client m_agent;
     Client m_node_client;
     std::string m_node_name;
+    util::Log m_log;
     std::unique_ptr<Watch> m_shim_watch;
     std::unique_ptr<Watch> m_node_watch;
 
