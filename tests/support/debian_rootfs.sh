@@ -8,8 +8,10 @@
 #   debian_rootfs_copy "$T/rootfs"    # builds the cache first when it is missing (~20 s + download)
 
 k_debian_rootfs_suite=bookworm
-# systemd as PID 1 with a system bus, Debian's containerd and runc, and what the tests use inside.
-k_debian_rootfs_packages=systemd,systemd-sysv,dbus,libpam-systemd,containerd,runc,iproute2,ca-certificates,procps
+# systemd as PID 1 with a system bus, Debian's containerd and runc, what the tests use inside, and
+# the libraries the shimkeeper .deb depends on (so `apt-get install ./shimkeeper_*.deb` needs no
+# network: its dependencies are already satisfied).
+k_debian_rootfs_packages=systemd,systemd-sysv,dbus,libpam-systemd,containerd,runc,iproute2,ca-certificates,procps,busybox-static,libarchive13,libcurl4,libprotobuf-lite32,libssl3,libtomlplusplus3,libyaml-cpp0.7
 
 # debian_mirror: the first Debian archive this machine's apt sources name (deb822 or one-line).
 debian_mirror() {
