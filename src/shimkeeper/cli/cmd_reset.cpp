@@ -24,11 +24,13 @@ namespace shimkeeper::cli {
 
 namespace {
 
-// Deletes the store folder; refused for a path that cannot be a store of its own.
+// The store folder as this process sees it (under --root).
 std::filesystem::path store_dir(const Context& ctx) {
     return ctx.root.on_host(ctx.store.node_dir());
 }
 
+// Deletes the store folder; refused for a path that cannot be a store of its own. The node lock's
+// file goes with it: the lock is held through its open fd until this command exits.
 util::Expected<void> remove_store(const Context& ctx) {
     const auto dir = store_dir(ctx);
     if (dir.empty() || dir == dir.root_path() || dir == ctx.root.on_host("/")) {
