@@ -31,6 +31,8 @@ config_before=$(tree_digest "$root/etc/containerd")
 mkdir -p "$T/artifacts" "$T/shim"
 install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-demo-v2"
 tar -C "$T/shim" -czf "$T/artifacts/demo.tar.gz" containerd-shim-demo-v2
+install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-broken-v2"
+tar -C "$T/shim" -czf "$T/artifacts/broken.tar.gz" containerd-shim-broken-v2
 sk_start_server "$T/artifacts"
 # A busybox rootfs for containers inside the node.
 mkdir -p "$root/srv/box/bin"
@@ -92,7 +94,8 @@ out=$(run_through_shim c1) || fail "ctr run through the installed shim failed: $
 
 # --- 3. a change containerd refuses: rolled back, the node as before.
 config_with_demo=$(tree_digest "$root/etc/containerd")
-sed 's/demo/broken/g' "$T/10-demo.toml" >"$root/etc/shimkeeper/shims.d/20-broken.toml"
+sed -e 's/demo/broken/g' -e "s/^sha256 = .*/sha256 = \"$(sha256_of "$T/artifacts/broken.tar.gz")\"/" \
+    "$T/10-demo.toml" >"$root/etc/shimkeeper/shims.d/20-broken.toml"
 rolled_back() { boot_run shimkeeper status 2>/dev/null | grep -qi "rolled.back"; }
 boot__wait 120 rolled_back || fail "the broken change was not rolled back:" \
     "$(boot_run journalctl -u shimkeeper --no-pager | tail -20)"
