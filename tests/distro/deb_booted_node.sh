@@ -99,11 +99,15 @@ sed -e 's/demo/broken/g' -e "s/^sha256 = .*/sha256 = \"$(sha256_of "$T/artifacts
 rolled_back() { boot_run shimkeeper status 2>/dev/null | grep -qi "rolled.back"; }
 boot__wait 120 rolled_back || fail "the broken change was not rolled back:" \
     "$(boot_run journalctl -u shimkeeper --no-pager | tail -20)"
+# The daemon retries with backoff; stopping it lets a retry in flight finish or roll back, so the
+# node is looked at while nothing changes it.
+boot_run systemctl stop shimkeeper
 [[ "$(tree_digest "$root/etc/containerd")" == "$config_with_demo" ]] ||
     fail "containerd's config is not as before the broken change"
 [[ "$(boot_run systemctl is-active containerd)" == active ]] || fail "containerd is not active"
 out=$(run_through_shim c2) || fail "after the rollback, ctr run through demo failed: $out"
 rm "$root/etc/shimkeeper/shims.d/20-broken.toml"
+boot_run systemctl start shimkeeper || fail "the daemon does not start again"
 
 # --- 4. remove: daemon gone, shim still works across a containerd restart; purge keeps it.
 boot_run apt-get remove -y -q shimkeeper >"$T/remove.log" 2>&1 || fail "apt-get remove failed"
