@@ -1,0 +1,42 @@
+# shellcheck shell=bash
+# What the distro tests (tests/distro/*.sh) share: root or skip, a temp folder $T kept when the
+# test fails (common.sh), and readers of the packages' file lists.
+set -euo pipefail
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+
+distro_init() {
+    (($(id -u) == 0)) || skip "the distro tests need root"
+    sk_init
+}
+
+# distro_packages: prints the .deb and the .rpm in build/packages/ (made by tests/distro/packages.sh
+# or scripts/package), skipping the test when they are missing.
+distro_packages() {
+    local dir=$SHIMKEEPER_SOURCE_DIR/build/packages
+    compgen -G "$dir/shimkeeper_*.deb" >/dev/null && compgen -G "$dir/shimkeeper-*.rpm" >/dev/null ||
+        skip "no packages in $dir: run scripts/package (or the distro.packages test) first"
+    ls "$dir"/shimkeeper_*.deb "$dir"/shimkeeper-*.rpm
+}
+
+# distro_leaf_paths: reads "<type> <path>" lines (type d for folders) and prints, sorted, every
+# path that is not a folder, and every folder nothing else in the list lies under (shipped
+# empty), the latter with a trailing slash.
+distro_leaf_paths() {
+    awk '{ type[$2] = $1; paths[NR] = $2 }
+        END {
+            for (i in paths) { p = paths[i]; sub(/\/$/, "", p); n = split(p, parts, "/")
+                prefix = ""; for (j = 2; j < n; j++) { prefix = prefix "/" parts[j]; parent[prefix] = 1 } }
+            for (i in paths) { p = paths[i]; q = p; sub(/\/$/, "", q)
+                if (type[p] != "d") print q
+                else if (!(q in parent) && q != "") print q "/" }
+        }' | LC_ALL=C sort -u
+}
+
+# distro_readme_files deb|rpm: the file list README.md gives for that package: the lines of the
+# fenced block after the marker "<!-- package-files:FORMAT -->".
+distro_readme_files() {
+    awk -v marker="<!-- package-files:$1 -->" '
+        $0 == marker { found = 1; next }
+        found && /^```/ { if (inside) exit; inside = 1; next }
+        inside { print }' "$SHIMKEEPER_SOURCE_DIR/README.md" | LC_ALL=C sort -u
+}
