@@ -15,6 +15,7 @@
 #include "shimkeeper/reconcile/node_plan.hpp"
 #include "shimkeeper/reconcile/stage.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
+#include "shimkeeper/util/remove_on_exit.hpp"
 
 #include <iostream>
 #include <memory>
@@ -35,6 +36,10 @@ util::Expected<int> bake(Context& ctx, const std::string& containerd_version) {
     // Shim objects of a cluster are for the running node: an image bakes its files only.
     const auto desired = TRY(spec::gather({&ctx.files}));
     auto detection = TRY(containerd::detect(ctx.root, ctx.settings.containerd, {}, version));
+    // The store's tamper records hold inode numbers and ctimes, which copying the image onto its
+    // disk changes: the node would take every baked binary for edited by hand and download it
+    // again. The image keeps none; the node records its own at first use.
+    const util::RemoveOnExit fingerprints(ctx.store.state_dir() / "fingerprints");
     // Never run the image's binary (`config dump`): it may be for another architecture.
     detection.binary.clear();
     const auto state = TRY(ctx.store.load_state());
