@@ -9,6 +9,7 @@
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
 #include "support/fake_systemd.hpp"
+#include "support/recording_log_sink.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -125,7 +126,9 @@ protected:
     util::HostRoot m_root{m_dir / "root"};
     spec::AgentSettings m_settings;
     containerd::Detection m_detection;
-    util::Log m_log{util::LogLevel::error};
+    std::shared_ptr<testing::RecordingLogSink> m_log_sink =
+        std::make_shared<testing::RecordingLogSink>();
+    util::Log m_log{util::LogLevel::info, m_log_sink};
     testing::FakeSystemdManager m_systemd;
     testing::FakeClock m_clock;
     fetch::CurlDownloader m_downloader{fetch::ProgressStyle::none};
@@ -146,6 +149,38 @@ TEST_F(TransactionTest, InstallCommitsGenerationLinkAndConfigWithOneRestart) {
     auto journal = Journal(m_store.state_dir()).load().value();
     ASSERT_TRUE(journal);
     EXPECT_EQ(journal->result, TxnResult::committed);
+}
+
+TEST_F(TransactionTest, EachChangedShimIsLoggedWithItsJournalFields) {
+    const spec::ShimSpec v1 = shim("v1");
+    auto outcome = apply({v1});
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    const auto journal = Journal(m_store.state_dir()).load().value();
+    ASSERT_TRUE(journal);
+    const auto records = m_log_sink->about_shim("demo");
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].level, util::LogLevel::info);
+    EXPECT_EQ(records[0].fields.handler, "demo");
+    EXPECT_EQ(records[0].fields.digest, "sha256:" + *v1.fetch.sha256);
+    EXPECT_EQ(records[0].fields.txn, journal->id) << "TXN= names the journal entry";
+    EXPECT_NE(records[0].message.find("install"), std::string::npos);
+}
+
+TEST_F(TransactionTest, ARolledBackShimIsLoggedAsAWarningWithItsFields) {
+    m_systemd.script_restart({systemd::JobResult::failed, std::nullopt});
+    ASSERT_TRUE(apply({shim("v1")}));
+    const auto journal = Journal(m_store.state_dir()).load().value();
+    ASSERT_TRUE(journal);
+    const auto records = m_log_sink->about_shim("demo");
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].level, util::LogLevel::warning);
+    EXPECT_EQ(records[0].fields.txn, journal->id);
+    EXPECT_NE(records[0].message.find("rolled-back"), std::string::npos) << records[0].message;
+    bool rollback_line = false;
+    for (const auto& record : m_log_sink->records) {
+        rollback_line |= record.level == util::LogLevel::error && record.fields.txn == journal->id;
+    }
+    EXPECT_TRUE(rollback_line) << "the reason for the rollback carries TXN=";
 }
 
 TEST_F(TransactionTest, SecondApplyChangesNothingAndRestartsNothing) {

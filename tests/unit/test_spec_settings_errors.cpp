@@ -155,6 +155,45 @@ TEST(SpecSettingsErrors, KubeconfigMustBeAbsolute) {
     EXPECT_NE(message.find("kubeconfig"), std::string::npos) << message;
 }
 
+// [metrics]: node_exporter's textfile directory.
+TEST(SpecSettingsErrors, MetricsTextfileDirMustBeAbsolute) {
+    const std::string message = error_of("[metrics]\ntextfile_dir = \"node-exporter\"\n");
+    EXPECT_EQ(message.rfind("shimkeeper.toml:2:", 0), 0u) << message;
+    EXPECT_NE(message.find("'textfile_dir' in [metrics]"), std::string::npos) << message;
+}
+
+TEST(SpecSettingsErrors, MetricsUnknownKeySuggestsClosest) {
+    EXPECT_EQ(error_of("[metrics]\ntextfile_directory = \"/x\"\n"),
+              "shimkeeper.toml:2:1: unknown key 'textfile_directory' in [metrics]; did you mean "
+              "'textfile_dir'?");
+}
+
+TEST(SpecSettingsErrors, MetricsEnabledIsABoolean) {
+    const std::string message = error_of("[metrics]\nenabled = \"no\"\n");
+    EXPECT_NE(message.find("shimkeeper.toml:2:"), std::string::npos) << message;
+    EXPECT_NE(message.find("enabled"), std::string::npos) << message;
+}
+
+TEST(SpecSettings, MetricsDefaultsToDebiansTextfileDirectory) {
+    auto state = parse_desired_state_text("", "shimkeeper.toml", "amd64", true);
+    ASSERT_TRUE(state);
+    EXPECT_TRUE(state->settings.metrics.enabled);
+    EXPECT_EQ(state->settings.metrics.textfile_dir, "/var/lib/prometheus/node-exporter");
+    state = parse_desired_state_text("[metrics]\nenabled = false\ntextfile_dir = \"/srv/prom\"\n",
+                                     "shimkeeper.toml", "amd64", true);
+    ASSERT_TRUE(state) << state.error().message();
+    EXPECT_FALSE(state->settings.metrics.enabled);
+    EXPECT_EQ(state->settings.metrics.textfile_dir, "/srv/prom");
+}
+
+TEST(SpecSettingsErrors, MetricsInADropInBelongsInShimkeeperToml) {
+    auto state =
+        parse_desired_state_text("[metrics]\nenabled = false\n", "shims.d/a.toml", "amd64", false);
+    ASSERT_FALSE(state);
+    EXPECT_NE(state.error().message().find("[metrics] is an agent setting"), std::string::npos)
+        << state.error().message();
+}
+
 TEST(SpecSettingsErrors, KubeNodeNameFollowsTheNodeNameGrammar) {
     const std::string message =
         error_of("[kube]\nkubeconfig = \"/etc/shimkeeper/kubeconfig\"\nnode_name = \"Node_A\"\n");

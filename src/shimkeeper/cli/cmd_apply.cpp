@@ -2,6 +2,7 @@
 // 2 bad input. `--no-restart` edits files and leaves the restart to the operator.
 #include "shimkeeper/cli/cluster_report.hpp"
 #include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
@@ -51,7 +52,9 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     if (report) {
         report->attach(node);
     }
+    const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
+    report_metrics(ctx, outcome, clock);
     if (report) {
         warn_if_failed(ctx, report->after(*desired, outcome, restart));
     }

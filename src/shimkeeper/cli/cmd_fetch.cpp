@@ -36,13 +36,14 @@ util::Expected<int> fetch_all(Context& ctx) {
     int failures = 0;
     int exit_code = 0;
     for (const spec::ShimSpec& shim : desired.shims) {
+        const util::Log shim_log = ctx.log.with({.shim = shim.name, .handler = shim.handler});
         auto staged = reconcile::stage_shim(
             shim, reconcile::known_digest(shim, state.current_generation(), ctx.store), ctx.store,
-            downloader, stage_options, ctx.log);
+            downloader, stage_options, shim_log);
         if (!staged) {
             ++failures;
             exit_code = std::max(exit_code, staged.error().exit_code());
-            ctx.log.error(staged.error().message());
+            shim_log.error(staged.error().message());
             results.push_back(
                 {{"name", shim.name}, {"ok", false}, {"error", staged.error().message()}});
             continue;

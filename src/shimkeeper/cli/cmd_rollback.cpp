@@ -1,6 +1,7 @@
 // `shimkeeper rollback`: back to the generation before the current one, with the same
 // guarantees as apply (journal, restart, health check, roll back the rollback if unhealthy).
 #include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/reconcile/record.hpp"
@@ -44,7 +45,10 @@ util::Expected<int> roll_back(Context& ctx, reconcile::Restart restart) {
     const store::Generation* current = state.current_generation();
     const store::Generation* previous = TRY(previous_of(state));
     auto target = TRY(reconcile::specs_of(*previous));
-    auto outcome = TRY(reconcile::execute(node, target, "rollback", restart, previous->number));
+    const TransactionClock clock;
+    auto executed = reconcile::execute(node, target, "rollback", restart, previous->number);
+    report_metrics(ctx, executed, clock);
+    auto outcome = TRY(std::move(executed));
     print_outcome(ctx, outcome, restart);
     if (outcome.exit_code() == 0) {
         ctx.log.info("note: the desired-state files still declare what generation " +

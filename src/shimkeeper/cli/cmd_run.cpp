@@ -5,6 +5,7 @@
 #include "shimkeeper/cli/cluster_report.hpp"
 #include "shimkeeper/cli/cluster_watches.hpp"
 #include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
@@ -84,7 +85,9 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     if (report) {
         report->attach(node);
     }
+    const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
+    report_metrics(ctx, outcome, clock);
     auto state = ctx.store.load_state();
     if (!state) {
         return failed(state.error());

@@ -70,7 +70,8 @@ std::string pick_unit(const util::HostRoot& root, Flavor flavor) {
 }
 
 void find_binary(const util::HostRoot& root, const spec::ContainerdSettings& settings,
-                 const fs::path& version_cache, Detection& d) {
+                 const fs::path& version_cache, const std::optional<KnownVersion>& known,
+                 Detection& d) {
     std::vector<std::string> candidates = layout(d.flavor).binaries;
     if (settings.binary) {
         candidates = {*settings.binary};
@@ -80,6 +81,12 @@ void find_binary(const util::HostRoot& root, const spec::ContainerdSettings& set
             d.binary = candidate;
             break;
         }
+    }
+    if (known) {
+        // An image root (bake): its binary is never run; the version comes from elsewhere.
+        d.binary_version = known->version;
+        d.reasons.push_back("containerd " + known->version.to_string() + ": " + known->source);
+        return;
     }
     if (d.binary.empty()) {
         d.reasons.push_back("containerd version unknown: no executable at " + candidates.front() +
@@ -110,7 +117,8 @@ util::Expected<std::optional<toml::table>> read_config(const util::HostRoot& roo
 
 util::Expected<Detection> detect(const util::HostRoot& root,
                                  const spec::ContainerdSettings& settings,
-                                 const std::filesystem::path& version_cache) {
+                                 const std::filesystem::path& version_cache,
+                                 const std::optional<KnownVersion>& known_version) {
     Detection d;
     if (settings.flavor) {
         auto flavor = parse_flavor(*settings.flavor);
@@ -129,7 +137,7 @@ util::Expected<Detection> detect(const util::HostRoot& root,
     d.reasons.push_back(
         "config " + d.config_path.string() +
         (settings.config_path ? ": set in the agent config" : ": the usual place for this flavor"));
-    find_binary(root, settings, version_cache, d);
+    find_binary(root, settings, version_cache, known_version, d);
 
     auto root_config = TRY(read_config(root, d.config_path, Masking::none));
     d.config_exists = root_config.has_value();
@@ -183,7 +191,7 @@ util::Expected<Detection> detect(const util::HostRoot& root,
         d.config_version = TRY(config_version(*target, d.target_path.string()));
     }
     if (!d.target_exists && d.mode == Detection::Mode::in_place && d.masking == Masking::none &&
-        !d.binary.empty()) {
+        !d.binary.empty() && !known_version) {
         auto dump = run_program({root.on_host(d.binary).string(), "config", "default"},
                                 std::chrono::seconds(20));
         if (dump && dump->exit_code == 0) {

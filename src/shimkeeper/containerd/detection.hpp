@@ -43,9 +43,17 @@ struct Detection {
 
 std::string_view to_string(Detection::Mode mode);
 
+// A version known without running the binary (an image root: its package database, a flag).
+struct KnownVersion {
+    ContainerdVersion version;
+    std::string source; // for the reasons: "/var/lib/dpkg/status: containerd 1.6.20~ds1-1"
+};
+
 // version_cache: a host path remembering `containerd --version` per binary (empty: no cache).
+// known_version: run nothing at all (no --version, no `config default`); bake's image roots.
 util::Expected<Detection> detect(const util::HostRoot& root,
                                  const spec::ContainerdSettings& settings,
-                                 const std::filesystem::path& version_cache = {});
+                                 const std::filesystem::path& version_cache = {},
+                                 const std::optional<KnownVersion>& known_version = std::nullopt);
 
 } // namespace shimkeeper::containerd

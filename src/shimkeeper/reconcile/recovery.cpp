@@ -63,7 +63,8 @@ util::Expected<Recovery> recover(const Node& node, Restart restart) {
     }
 
     node.log.warning("transaction " + entry.id + " was interrupted after step '" + last +
-                     "'; restoring the state before it");
+                         "'; restoring the state before it",
+                     {.txn = entry.id});
     TRY(restore_before_state(node, entry));
     if (restart == Restart::yes && entry.has_step("config")) {
         const store::Generation* current = state.current_generation();

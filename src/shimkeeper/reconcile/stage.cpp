@@ -174,14 +174,16 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     if (digest && store.has_artifact(*digest)) {
         auto found = TRY(find_in_store(shim, *digest, store));
         if (found) {
-            log.debug(shim.name + ": sha256:" + *digest + " already in the store");
+            log.debug(shim.name + ": sha256:" + *digest + " already in the store",
+                      {.digest = "sha256:" + *digest});
             for (const char* step : {"fetch", "preflight", "store"}) {
                 fault_point(step); // nothing to do for each: the crash tests still stop here
             }
             return StagedArtifact{found->digest, found->binary_path, false, 0};
         }
         log.warning(shim.name + ": " + store.artifact_dir(*digest).string() +
-                    " was changed by hand; fetching sha256:" + *digest + " again");
+                        " was changed by hand; fetching sha256:" + *digest + " again",
+                    {.digest = "sha256:" + *digest});
         TRY(store::discard_artifact(store, *digest));
     }
 
@@ -194,7 +196,8 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     fault_point("fetch");
     if (!shim.fetch.sha256 && (shim.fetch.oci.empty() || !pinned_digest(shim.fetch))) {
         log.warning(shim.name + ": allow_unverified is set; downloaded artifact has sha256:" +
-                    download->sha256 + " (pin it in the spec)");
+                        download->sha256 + " (pin it in the spec)",
+                    {.digest = "sha256:" + download->sha256});
     }
 
     StagedArtifact staged;
@@ -229,7 +232,8 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     fault_point("preflight");
     if (preflight->exit_status != 0) {
         log.warning(shim.name + ": '" + shim.binary + " -v' exited with status " +
-                    std::to_string(preflight->exit_status) + " (continuing: it did execute)");
+                        std::to_string(preflight->exit_status) + " (continuing: it did execute)",
+                    {.digest = "sha256:" + staged.digest});
     }
     TRY(store.commit_artifact(staging, staged.digest));
     TRY(store::record_binary_fingerprint(store, staged.digest, staged.binary_path));

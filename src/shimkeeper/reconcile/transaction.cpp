@@ -44,8 +44,9 @@ void warn_ignored_runc_options(const Node& node, const std::vector<spec::ShimSpe
     for (const auto& spec : target) {
         if (spec.runtime_type == containerd::k_runc_v2_type && !spec.options.empty()) {
             node.log.warning(spec.location.to_string() + ": shim '" + spec.name +
-                             "': this containerd (< 1.7) ignores runc options of a runtime "
-                             "given by absolute path; its options will not take effect");
+                                 "': this containerd (< 1.7) ignores runc options of a runtime "
+                                 "given by absolute path; its options will not take effect",
+                             {.shim = spec.name, .handler = spec.handler});
         }
     }
 }
@@ -55,7 +56,7 @@ class Transaction {
 public:
     Transaction(const Node& node, Restart restart, std::optional<int> existing_generation)
         : m_node(node), m_restart(restart), m_existing_generation(existing_generation),
-          m_journal(node.store.state_dir()) {}
+          m_journal(node.store.state_dir()), m_log(node.log) {}
 
     util::Expected<Outcome> run(const std::vector<spec::ShimSpec>& target, const std::string& kind);
 
@@ -71,6 +72,7 @@ private:
     util::Expected<Outcome> commit(store::StoreState state);
     util::Expected<bool> restart_and_check(const health::HealthExpectation& expectation,
                                            std::string& reason);
+    void log_shim_changes(TxnResult result) const;
 
     const Node& m_node;
     Restart m_restart;
@@ -81,7 +83,31 @@ private:
     std::optional<health::CriStatus> m_before_status;
     health::HealthExpectation m_old_expectation;
     std::set<std::string> m_written; // config files this transaction wrote (node paths)
+    util::Log m_log;                 // node.log with this transaction's TXN= field
 };
+
+// One record per shim that changed, carrying its fields, so that `journalctl SHIM=<name>`
+// shows each shim's own history (the summary line of apply or the daemon names no shim).
+void Transaction::log_shim_changes(TxnResult result) const {
+    for (const auto& action : m_outcome.plan.shims.actions) {
+        if (action.kind == ActionKind::unchanged) {
+            continue;
+        }
+        const std::string& digest =
+            action.kind == ActionKind::remove ? action.from_digest : action.to_digest;
+        const util::LogFields fields{.shim = action.name,
+                                     .handler = action.handler,
+                                     .digest = digest.empty() ? "" : "sha256:" + digest};
+        const std::string what = action.name + ": " + to_string(action.kind) + " of handler " +
+                                 action.handler +
+                                 (digest.empty() ? "" : " (sha256:" + digest + ")");
+        if (result == TxnResult::committed) {
+            m_log.info(what + " committed", fields);
+        } else {
+            m_log.warning(what + " " + to_string(result), fields);
+        }
+    }
+}
 
 // Refused before the first change: the node is untouched; the journal records why.
 util::Expected<Outcome> Transaction::refuse(util::Error error) {
@@ -89,14 +115,14 @@ util::Expected<Outcome> Transaction::refuse(util::Error error) {
     m_entry.reason = error.message();
     m_entry.finished = util::now_rfc3339();
     if (auto saved = m_journal.save(m_entry); !saved) {
-        m_node.log.warning("cannot record the failed transaction: " + saved.error().message());
+        m_log.warning("cannot record the failed transaction: " + saved.error().message());
     }
     return std::unexpected(std::move(error));
 }
 
 util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectation& expectation,
                                                     std::string& reason) {
-    m_node.log.debug("restarting " + m_node.detection.unit + " to load the changed config");
+    m_log.debug("restarting " + m_node.detection.unit + " to load the changed config");
     auto restarted = m_node.restarts->restart(m_node.detection.unit);
     ++m_entry.restarts;
     ++m_outcome.restarts;
@@ -128,7 +154,7 @@ util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectat
 // The entry stays `in-progress` on disk if it cannot be saved as finished: the next
 // transaction (or the daemon's next attempt) then recovers it before anything else.
 util::Expected<Outcome> Transaction::roll_back(std::string reason) {
-    m_node.log.error(reason + "; rolling back");
+    m_log.error(reason + "; rolling back");
     m_entry.reason = reason;
     auto restored = restore_before_state(m_node, m_entry, &m_written);
     std::string rollback_problem;
@@ -153,6 +179,7 @@ util::Expected<Outcome> Transaction::roll_back(std::string reason) {
     m_outcome.result = m_entry.result;
     m_outcome.reason = m_entry.reason;
     m_outcome.changed = true;
+    log_shim_changes(m_outcome.result);
     return m_outcome;
 }
 
@@ -177,18 +204,19 @@ util::Expected<Outcome> Transaction::commit(store::StoreState state) {
     m_entry.finished = util::now_rfc3339();
     m_entry.to_generation = state.current.value_or(0);
     if (auto saved = m_journal.save(m_entry); !saved) {
-        m_node.log.warning("closing the journal: " + saved.error().message() +
-                           " (the next run closes it as committed)");
+        m_log.warning("closing the journal: " + saved.error().message() +
+                      " (the next run closes it as committed)");
     }
     if (auto removed = m_node.store.collect_garbage(m_node.settings.store.keep_generations);
         !removed) {
-        m_node.log.warning("garbage collection: " + removed.error().message());
+        m_log.warning("garbage collection: " + removed.error().message());
     }
     if (auto pruned = m_journal.prune_backups(k_kept_backups); !pruned) {
-        m_node.log.warning("pruning config backups: " + pruned.error().message());
+        m_log.warning("pruning config backups: " + pruned.error().message());
     }
     m_outcome.result = TxnResult::committed;
     m_outcome.generation = state.current.value_or(0);
+    log_shim_changes(m_outcome.result);
     return m_outcome;
 }
 
@@ -204,6 +232,7 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     m_outcome.generation = current ? current->number : 0;
 
     m_entry.id = new_transaction_id();
+    m_log = m_node.log.with({.txn = m_entry.id});
     m_entry.kind = kind;
     m_entry.started = util::now_rfc3339();
     m_entry.from_generation = state.current;
@@ -242,7 +271,8 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     std::vector<std::optional<KnownArtifact>> artifacts;
     for (const auto& spec : target) {
         auto staged = stage_shim(spec, known_digest(spec, current, m_node.store), m_node.store,
-                                 m_node.downloader, stage_options, m_node.log);
+                                 m_node.downloader, stage_options,
+                                 m_log.with({.shim = spec.name, .handler = spec.handler}));
         if (!staged) {
             return refuse(std::move(staged.error()));
         }
@@ -370,8 +400,8 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
             return roll_back("recording the health step: " + saved.error().message());
         }
     } else if (!plan.config_changes.empty()) {
-        m_node.log.info("containerd was not restarted (--no-restart): restart it to load the "
-                        "new config");
+        m_log.info("containerd was not restarted (--no-restart): restart it to load the "
+                   "new config");
     }
     return commit(std::move(state));
 }

@@ -55,6 +55,13 @@ struct KubeSettings {
     std::string namespace_name = "shimkeeper-system";
 };
 
+// [metrics]: node_exporter's textfile collector. The file is written only where the directory
+// exists (a node without node_exporter gets no stray folder).
+struct MetricsSettings {
+    bool enabled = true;
+    std::string textfile_dir = "/var/lib/prometheus/node-exporter"; // node path, Debian's default
+};
+
 struct AgentSettings {
     ContainerdSettings containerd;
     SystemdSettings systemd;
@@ -62,6 +69,7 @@ struct AgentSettings {
     HealthSettings health;
     FetchSettings fetch;
     std::optional<KubeSettings> kube;
+    MetricsSettings metrics;
 };
 
 } // namespace shimkeeper::spec

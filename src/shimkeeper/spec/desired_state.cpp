@@ -48,7 +48,8 @@ util::Expected<DesiredState> parse_desired_state_text(std::string_view text,
         }
         TRY(top.only_keys({"shim"}));
     } else {
-        TRY(top.only_keys({"shim", "containerd", "systemd", "store", "health", "fetch", "kube"}));
+        TRY(top.only_keys(
+            {"shim", "containerd", "systemd", "store", "health", "fetch", "kube", "metrics"}));
     }
 
     DesiredState state;

@@ -28,7 +28,8 @@ util::Expected<AgentSettings> load_agent_settings(const std::filesystem::path& a
     const std::string file = agent_config.string();
     const toml::table root = TRY(parse_toml(*text, file));
     TableReader top(root, "the top level", file);
-    TRY(top.only_keys({"shim", "containerd", "systemd", "store", "health", "fetch", "kube"}));
+    TRY(top.only_keys(
+        {"shim", "containerd", "systemd", "store", "health", "fetch", "kube", "metrics"}));
     return parse_agent_settings(root, file);
 }
 

@@ -168,6 +168,15 @@ util::Expected<void> parse_kube(const TableReader& table, std::optional<KubeSett
     return {};
 }
 
+util::Expected<void> parse_metrics(const TableReader& table, MetricsSettings& out) {
+    TRY(table.only_keys({"enabled", "textfile_dir"}));
+    out.enabled = TRY(table.boolean("enabled")).value_or(out.enabled);
+    if (auto dir = TRY(read_absolute_path(table, "textfile_dir"))) {
+        out.textfile_dir = std::move(*dir);
+    }
+    return {};
+}
+
 template <typename Settings>
 util::Expected<void> parse_table(const toml::table& root, std::string_view key,
                                  const std::string& file, Settings& out,
@@ -195,6 +204,7 @@ util::Expected<AgentSettings> parse_agent_settings(const toml::table& root,
     TRY(parse_table(root, "health", file, settings.health, &parse_health));
     TRY(parse_table(root, "fetch", file, settings.fetch, &parse_fetch_settings));
     TRY(parse_table(root, "kube", file, settings.kube, &parse_kube));
+    TRY(parse_table(root, "metrics", file, settings.metrics, &parse_metrics));
     return settings;
 }
 

@@ -14,8 +14,8 @@
 namespace shimkeeper::spec {
 
 // The top-level keys that hold agent settings.
-inline constexpr std::array<std::string_view, 6> k_agent_tables = {"containerd", "systemd", "store",
-                                                                   "health",     "fetch",   "kube"};
+inline constexpr std::array<std::string_view, 7> k_agent_tables = {
+    "containerd", "systemd", "store", "health", "fetch", "kube", "metrics"};
 
 // `root` is the whole file; keys other than the agent tables are ignored here.
 util::Expected<AgentSettings> parse_agent_settings(const toml::table& root,

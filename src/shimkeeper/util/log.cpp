@@ -1,7 +1,6 @@
 #include "shimkeeper/util/log.hpp"
 
-#include <cstdio>
-#include <string>
+#include "shimkeeper/util/log_sink.hpp"
 
 namespace shimkeeper::util {
 
@@ -20,27 +19,32 @@ bool parse_log_level(std::string_view text, LogLevel& out) {
     return true;
 }
 
-void Log::write(LogLevel level, std::string_view message) const {
-    if (!enabled(level)) {
+LogFields LogFields::merged(const LogFields& more) const {
+    LogFields out = *this;
+    for (auto [mine, theirs] : {std::pair{&out.shim, &more.shim},
+                                {&out.handler, &more.handler},
+                                {&out.digest, &more.digest},
+                                {&out.txn, &more.txn}}) {
+        if (!theirs->empty()) {
+            *mine = *theirs;
+        }
+    }
+    return out;
+}
+
+Log::Log(LogLevel level) : m_level(level), m_sink(sink_for_stderr()) {}
+
+Log Log::with(const LogFields& fields) const {
+    Log scoped = *this;
+    scoped.m_scope = m_scope.merged(fields);
+    return scoped;
+}
+
+void Log::write(LogLevel level, std::string_view message, const LogFields& fields) const {
+    if (!enabled(level) || !m_sink) {
         return;
     }
-    const char* prefix = "";
-    switch (level) {
-    case LogLevel::debug:
-        prefix = "debug: ";
-        break;
-    case LogLevel::info:
-        prefix = "";
-        break;
-    case LogLevel::warning:
-        prefix = "warning: ";
-        break;
-    case LogLevel::error:
-        prefix = "error: ";
-        break;
-    }
-    std::string line = std::string(prefix) + std::string(message) + "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    m_sink->write(LogRecord{level, std::string(message), m_scope.merged(fields)});
 }
 
 } // namespace shimkeeper::util

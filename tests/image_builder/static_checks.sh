@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# image-builder/ checked cheaply (label distro): Ansible parses the playbook and the role,
+# Packer 1.6.6 validates the HCL2 template, cloud-init's user-data is a #cloud-config YAML
+# document, and the role's shim template renders (through Ansible's own template module) into a
+# drop-in that shimkeeper itself loads and plans. Booting what they build is the distro harness'
+# job.
+set -euo pipefail
+source "${SHIMKEEPER_SOURCE_DIR:?run through ctest}/tests/support/common.sh"
+sk_init
+command -v ansible-playbook >/dev/null || skip "ansible-playbook is missing (apt-get install ansible)"
+command -v packer >/dev/null || skip "packer is missing (apt-get install packer)"
+ib="$SHIMKEEPER_SOURCE_DIR/image-builder"
+
+expect_exit 0 env ANSIBLE_ROLES_PATH="$ib/ansible/roles" ansible-playbook --syntax-check -i localhost, "$ib/ansible/playbook.yml"
+expect_exit 0 packer validate -var rootfs="$T" -var shims_file="$T/shims.yml" "$ib/packer"
+expect_exit 1 packer validate "$ib/packer" # the required variables are required
+expect_output_contains 'Unset variable "rootfs"'
+
+python3 - "$ib/cloud-init/user-data" <<'PY'
+import sys, yaml
+text = open(sys.argv[1]).read()
+assert text.startswith("#cloud-config\n"), "user-data must start with #cloud-config"
+doc = yaml.safe_load(text)
+assert doc["locale"] is False, "minbase images have no locales"
+assert any(f["path"].startswith("/etc/shimkeeper/shims.d/") for f in doc["write_files"])
+assert ["shimkeeper", "apply"] in doc["runcmd"], doc["runcmd"]
+PY
+
+# The role's template, rendered by Ansible, is a drop-in shimkeeper accepts.
+cat >"$T/vars.yml" <<'YAML'
+shimkeeper_shims:
+  - name: spin-v2
+    handler: spin
+    runtime_type: io.containerd.spin.v2
+    version: "0.17.0"
+    options: { SystemdCgroup: true, ConfigPath: "/etc/spin.toml" }
+    url: https://example.org/spin.tar.gz
+    sha256: "1111111111111111111111111111111111111111111111111111111111111111"
+YAML
+cat >"$T/render.yml" <<YAML
+- hosts: localhost
+  gather_facts: false
+  vars_files: ["$T/vars.yml"]
+  tasks:
+    - ansible.builtin.template:
+        src: "$ib/ansible/roles/shimkeeper/templates/shim.toml.j2"
+        dest: "$ROOT/etc/shimkeeper/shims.d/50-{{ item.name }}.toml"
+        mode: "0644"
+      loop: "{{ shimkeeper_shims }}"
+YAML
+expect_exit 0 ansible-playbook -c local -i localhost, "$T/render.yml"
+mkdir -p "$ROOT/etc/containerd"
+printf 'version = 2\n' >"$ROOT/etc/containerd/config.toml"
+expect_exit 0 sk -o json plan
+python3 - "$OUT" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+[action] = plan["actions"]
+assert action["name"] == "spin-v2" and action["handler"] == "spin", action
+PY
+grep -q 'SystemdCgroup = true' "$ROOT/etc/shimkeeper/shims.d/50-spin-v2.toml" || fail "options not rendered"
+# A second render changes nothing (idempotent).
+expect_exit 0 ansible-playbook -c local -i localhost, "$T/render.yml"
+expect_output_contains "changed=0"
