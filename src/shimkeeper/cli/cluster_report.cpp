@@ -80,10 +80,15 @@ kube::NodeReport report_before_change(const kube::ClusterReading& reading,
 
 kube::NodeReport report_after(const kube::ClusterReading& reading,
                               const spec::DesiredShims& desired, const TxnSummary& txn,
-                              const store::StoreState& state, reconcile::Restart restart) {
+                              const store::StoreState& state, reconcile::Restart restart,
+                              const std::map<std::string, std::string>& waiting) {
     kube::NodeReport report;
     report.forget = all_known(reading);
+    std::erase_if(report.forget, [&](const std::string& name) { return waiting.contains(name); });
     for (const auto& shim : reading.shims) {
+        if (waiting.contains(shim.name)) {
+            continue; // not its turn yet: what the Node says of it stays true
+        }
         report.forget.push_back(shim.name);
         const store::InstalledShim* record = from_cluster(state, shim.name);
         if (!shim.selects || shim.deleting) {
@@ -167,11 +172,12 @@ void ClusterReport::attach(reconcile::Node& node) {
 
 util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired,
                                           const util::Expected<reconcile::Outcome>& outcome,
-                                          reconcile::Restart restart) {
+                                          reconcile::Restart restart,
+                                          const std::map<std::string, std::string>& waiting) {
     const TxnSummary txn =
         outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
     const store::StoreState state = TRY(m_ctx.store.load_state());
-    return m_reporter.publish(report_after(m_reading, desired, txn, state, restart));
+    return m_reporter.publish(report_after(m_reading, desired, txn, state, restart, waiting));
 }
 
 TxnSummary TxnSummary::of(const reconcile::Outcome& outcome) {

@@ -15,6 +15,7 @@
 #include "shimkeeper/reconcile/node.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -39,9 +40,12 @@ public:
     // Hooks the before-change report into the transaction.
     void attach(reconcile::Node& node);
     // After the transaction (or its refusal): reads the store to tell what the node runs.
+    // `waiting`: Shims held back for a rollout slot (rollout_gate.hpp): the Node keeps saying
+    // what it said of them.
     util::Expected<void> after(const spec::DesiredShims& desired,
                                const util::Expected<reconcile::Outcome>& outcome,
-                               reconcile::Restart restart);
+                               reconcile::Restart restart,
+                               const std::map<std::string, std::string>& waiting = {});
     // After a load that failed: every selecting Shim that does not validate is `failed`.
     util::Expected<void> after_invalid();
 
@@ -63,7 +67,8 @@ kube::NodeReport report_before_change(const kube::ClusterReading& reading,
                                       const store::StoreState& state);
 kube::NodeReport report_after(const kube::ClusterReading& reading,
                               const spec::DesiredShims& desired, const TxnSummary& txn,
-                              const store::StoreState& state, reconcile::Restart restart);
+                              const store::StoreState& state, reconcile::Restart restart,
+                              const std::map<std::string, std::string>& waiting = {});
 kube::NodeReport report_invalid(const kube::ClusterReading& reading);
 
 } // namespace shimkeeper::cli

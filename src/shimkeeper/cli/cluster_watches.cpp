@@ -1,5 +1,7 @@
 #include "shimkeeper/cli/cluster_watches.hpp"
 
+#include <algorithm>
+
 namespace shimkeeper::cli {
 
 util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const GlobalOptions& options,
@@ -24,6 +26,8 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
         kube::EventSource{"shimkeeper.containerd.x-k8s.io/coordinator",
                           "shimkeeper-" + source.node_name()},
         log);
+    out->m_coordinator->on_slot_change(
+        [watches = out.get()](const std::string& shim) { watches->on_slot_change(shim); });
     TRY(out->m_coordinator->start());
     // Arms the loop's timers so that its fd becomes readable when the first one is due.
     TRY(out->m_loop->dispatch_pending());
@@ -39,8 +43,43 @@ ClusterWatches::~ClusterWatches() {
     }
 }
 
+// Decision (ARCHITECTURE.md): jitter, not a queue. The bound is 20 ms plus 4 ms for each node the
+// coordinator counts as still updating, at most a second: the first of n uniform draws comes
+// after about bound/n, and the rest see its slot taken before their own turn.
+std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& shim) const {
+    long updating = 0;
+    if (auto snapshot = m_watch->current()) {
+        for (const auto& object : snapshot->shims) {
+            if (object.value(nlohmann::json::json_pointer("/metadata/name"), std::string()) ==
+                shim) {
+                updating = object.value(nlohmann::json::json_pointer("/status/nodes/updating"), 0L);
+            }
+        }
+    }
+    return std::chrono::milliseconds(std::clamp(20 + 4 * updating, 20L, 1000L));
+}
+
+void ClusterWatches::on_slot_change(const std::string& shim) {
+    if (!m_waiting.contains(shim) || m_wake_armed) {
+        return;
+    }
+    std::uniform_int_distribution<long> draw(0, wake_jitter_bound(shim).count());
+    auto timer = m_loop->after(std::chrono::milliseconds(draw(m_rng)), [this] {
+        m_wake_armed = false;
+        m_wake_now = true;
+    });
+    if (!timer) {
+        m_log.warning("rollout: " + timer.error().message());
+        m_wake_now = true;
+        return;
+    }
+    m_wake_timer = std::move(*timer);
+    m_wake_armed = true;
+}
+
 daemon::ChangeSource ClusterWatches::change_source() {
-    return {m_loop->fd(), "cluster watches", [this] {
+    return {m_loop->fd(), "cluster watches",
+            [this] {
                 if (auto ran = m_loop->dispatch_pending(); !ran) {
                     m_log.error("cluster watches: " + ran.error().message());
                 }
@@ -54,7 +93,13 @@ daemon::ChangeSource ClusterWatches::change_source() {
                     }
                     m_last_problem = problem;
                 }
-                return m_watch->take_changed();
+                const bool changed = m_watch->take_changed();
+                return changed || m_wake_now;
+            },
+            [this] {
+                const bool now = m_wake_now;
+                m_wake_now = false;
+                return now;
             }};
 }
 

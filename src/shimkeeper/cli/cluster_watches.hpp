@@ -13,6 +13,8 @@
 #include "shimkeeper/kube/curl_event_loop.hpp"
 
 #include <memory>
+#include <random>
+#include <set>
 
 namespace shimkeeper::cli {
 
@@ -29,6 +31,12 @@ public:
 
     daemon::ChangeSource change_source();
     const kube::ClusterFeed* feed() const { return m_watch.get(); }
+    // The rollout slots as the Lease watch holds them.
+    const kube::SlotBoard& slots() const { return m_coordinator->slots(); }
+    // The Shims the last reconcile could not take a slot for: a change of their slots wakes the
+    // daemon, after a random delay that grows with the nodes still to go (so that of a crowd
+    // of waiting nodes one tries first and the others see it take the slot).
+    void wait_for(std::set<std::string> shims) { m_waiting = std::move(shims); }
 
 private:
     ClusterWatches(std::unique_ptr<kube::CurlEventLoop> loop, const util::Log& log)
@@ -40,6 +48,14 @@ private:
     std::unique_ptr<kube::Coordinator> m_coordinator;
     const util::Log& m_log;
     std::string m_last_problem;
+    std::set<std::string> m_waiting;
+    kube::SdSource m_wake_timer;
+    bool m_wake_armed = false;
+    bool m_wake_now = false;
+    std::minstd_rand m_rng{std::random_device{}()};
+
+    void on_slot_change(const std::string& shim);
+    std::chrono::milliseconds wake_jitter_bound(const std::string& shim) const;
 };
 
 } // namespace shimkeeper::cli

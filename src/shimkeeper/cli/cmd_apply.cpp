@@ -4,6 +4,7 @@
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
+#include "shimkeeper/cli/rollout_gate.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
@@ -52,11 +53,24 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     if (report) {
         report->attach(node);
     }
+    // No watch here: the slots are read once; a Shim whose turn has not come stays as it is.
+    auto gate = TRY(RolloutGate::for_context(ctx, nullptr));
+    std::map<std::string, std::string> waiting;
+    if (gate) {
+        desired = TRY(gate->admit(*desired));
+        waiting = gate->waiting();
+    }
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
+    if (gate) {
+        gate->finish(outcome);
+    }
     report_metrics(ctx, outcome, clock);
     if (report) {
-        warn_if_failed(ctx, report->after(*desired, outcome, restart));
+        warn_if_failed(ctx, report->after(*desired, outcome, restart, waiting));
+    }
+    for (const auto& [name, why] : waiting) {
+        ctx.log.warning("not converged: " + why, {.shim = name});
     }
     if (!outcome) {
         return std::unexpected(std::move(outcome.error()));

@@ -7,6 +7,7 @@
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
+#include "shimkeeper/cli/rollout_gate.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/daemon/status_text.hpp"
@@ -26,14 +27,14 @@ daemon::ReconcileOutcome failed(const util::Error& error) {
 using NodeStep =
     std::function<daemon::ReconcileOutcome(Context&, const reconcile::Node&, reconcile::Restart)>;
 
-daemon::ReconcileOutcome on_node(const GlobalOptions& options, const kube::ClusterFeed* feed,
+daemon::ReconcileOutcome on_node(const GlobalOptions& options, ClusterWatches* watches,
                                  reconcile::Restart restart, const NodeStep& step) {
     auto ctx = make_context(options);
     if (!ctx) {
         return failed(ctx.error());
     }
-    if (ctx->cluster) {
-        ctx->cluster->set_feed(feed);
+    if (ctx->cluster && watches != nullptr) {
+        ctx->cluster->set_feed(watches->feed());
     }
     // Held for this attempt only: a manual apply waits at most one reconcile, never an idle loop.
     auto lock = lock_node(*ctx, "shimkeeper run", daemon::watchdog_keepalive);
@@ -62,7 +63,7 @@ daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node,
 }
 
 daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edges,
-                                        reconcile::Restart restart) {
+                                        reconcile::Restart restart, ClusterWatches* watches) {
     if (ctx.cluster) {
         ctx.cluster->remember_readings();
     }
@@ -85,8 +86,31 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     if (report) {
         report->attach(node);
     }
+    auto gate = RolloutGate::for_context(ctx, watches ? &watches->slots() : nullptr);
+    if (!gate) {
+        return failed(gate.error());
+    }
+    if (*gate) {
+        auto admitted = (*gate)->admit(*desired);
+        if (!admitted) {
+            return failed(admitted.error());
+        }
+        desired = std::move(*admitted);
+    }
+    const std::map<std::string, std::string> waiting =
+        *gate ? (*gate)->waiting() : std::map<std::string, std::string>{};
+    if (watches != nullptr) {
+        std::set<std::string> names;
+        for (const auto& [name, why] : waiting) {
+            names.insert(name);
+        }
+        watches->wait_for(std::move(names));
+    }
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
+    if (*gate) {
+        (*gate)->finish(outcome); // before the Node report: a failure halts the rollout sooner
+    }
     report_metrics(ctx, outcome, clock);
     auto state = ctx.store.load_state();
     if (!state) {
@@ -96,7 +120,7 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     // failure, so the daemon tries again (with backoff) until the cluster knows.
     util::Expected<void> told;
     if (report) {
-        told = report->after(*desired, outcome, restart);
+        told = report->after(*desired, outcome, restart, waiting);
     }
     if (!outcome) {
         return failed(outcome.error());
@@ -117,9 +141,14 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     for (const auto& shim : status.installed) {
         handlers.push_back(shim.handler);
     }
-    return {true, outcome->changed,
-            daemon::converged_status(handlers, static_cast<std::uint64_t>(status.generation)),
-            status_json};
+    std::string summary =
+        daemon::converged_status(handlers, static_cast<std::uint64_t>(status.generation));
+    for (const auto& [name, why] : waiting) {
+        ctx.log.info("rollout: " + why, {.shim = name});
+        summary += "; " + why;
+        status_json["waiting"][name] = why;
+    }
+    return {true, outcome->changed, summary, status_json};
 }
 
 } // namespace
@@ -151,15 +180,22 @@ void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code
             exit_code = 1;
             return;
         }
-        const kube::ClusterFeed* feed = nullptr;
-        if (*cluster) {
-            config.change_sources.push_back((*cluster)->change_source());
-            feed = (*cluster)->feed();
+        ClusterWatches* watches = cluster->get();
+        if (watches != nullptr) {
+            config.change_sources.push_back(watches->change_source());
         }
+        const NodeStep reconcile_step = [watches](Context& ctx, const reconcile::Node& node,
+                                                  reconcile::Restart how) {
+            return reconcile_once(ctx, node, how, watches);
+        };
         exit_code = daemon::run_daemon(
             config,
-            [&options, feed, restart] { return on_node(options, feed, restart, recover_once); },
-            [&options, feed, restart] { return on_node(options, feed, restart, reconcile_once); },
+            [&options, watches, restart] {
+                return on_node(options, watches, restart, recover_once);
+            },
+            [&options, watches, restart, &reconcile_step] {
+                return on_node(options, watches, restart, reconcile_step);
+            },
             log);
     });
 }

@@ -36,11 +36,15 @@ struct ReconcileOutcome {
 // A source of changes beside inotify (a Kubernetes watch connection in cluster mode). The caller
 // builds it once and it outlives every reconcile; the loop calls `on_ready` whenever `fd` is
 // readable, and a `true` answer ("the desired state may have changed") schedules a debounced
-// reconcile like a file change does.
+// reconcile like a file change does; if `urgent` then says true as well, the reconcile is due at
+// once instead (a rollout slot came free: the source has jittered that moment itself, and half
+// a second of debounce per slot would be most of a rollout's time). A failing daemon's backoff
+// still applies.
 struct ChangeSource {
     int fd = -1;
     std::string name; // for logs: "shims watch"
     std::function<bool()> on_ready;
+    std::function<bool()> urgent = {};
 };
 
 struct DaemonConfig {

@@ -254,7 +254,8 @@ private:
             return 0;
         }
         self->m_log.debug("change seen by " + source->source->name);
-        self->m_schedule.on_change(monotonic_now());
+        const bool urgent = source->source->urgent && source->source->urgent();
+        self->m_schedule.on_change(monotonic_now(), urgent);
         return self->finish_dispatch(self->arm_timer());
     }
 

@@ -20,16 +20,18 @@ const char* to_string(Trigger trigger) {
     return "unknown";
 }
 
-void Schedule::on_change(Instant now) {
+void Schedule::on_change(Instant now, bool urgent) {
     if (!m_first_change) {
         m_first_change = now;
     }
     m_last_change = std::max(m_last_change, now);
+    m_urgent = m_urgent || urgent;
 }
 
 void Schedule::on_outcome(bool ok, Instant now, std::chrono::milliseconds drift_delay) {
     m_started = true;
     m_first_change.reset();
+    m_urgent = false;
     if (ok) {
         m_failures = 0;
         m_not_before = now;
@@ -44,6 +46,9 @@ void Schedule::on_outcome(bool ok, Instant now, std::chrono::milliseconds drift_
 Due Schedule::next() const {
     if (!m_started) {
         return {Instant{0}, Trigger::startup};
+    }
+    if (m_first_change && m_urgent) {
+        return {std::max(m_last_change, m_not_before), Trigger::change};
     }
     if (m_first_change) {
         Instant quiet = m_last_change + m_policy.debounce;

@@ -36,8 +36,8 @@ class Schedule {
 public:
     explicit Schedule(SchedulePolicy policy) : m_policy(policy) {}
 
-    // A watched path changed at `now`.
-    void on_change(Instant now);
+    // A watched path changed at `now`; `urgent`: reconcile at once, without the debounce.
+    void on_change(Instant now, bool urgent = false);
 
     // An attempt finished at `now`. drift_delay is the (already jittered) wait until the next
     // drift check. Changes seen before this call were read by that attempt and are cleared.
@@ -59,6 +59,7 @@ private:
     Instant m_drift_at{0};
     std::optional<Instant> m_first_change;
     Instant m_last_change{0};
+    bool m_urgent = false;
 };
 
 } // namespace shimkeeper::daemon

@@ -4,6 +4,7 @@
 #include "shimkeeper/kube/client.hpp"
 #include "shimkeeper/kube/node_state.hpp"
 #include "shimkeeper/kube/resource.hpp"
+#include "shimkeeper/kube/rollout_policy.hpp"
 #include "shimkeeper/kube/shim_object.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/utc_time.hpp"
@@ -209,6 +210,13 @@ util::Expected<spec::DesiredShims> ClusterSource::load() const {
             continue;
         }
         auto spec = shim_spec_of(shim.object, m_arch);
+        if (spec) {
+            // The rollout strategy decides when this node may change: one it cannot read
+            // stops the node from changing rather than guessing.
+            if (auto policy = rollout_policy_of(shim.object); !policy) {
+                spec = std::unexpected(std::move(policy).error());
+            }
+        }
         if (!spec) {
             // Stops the whole load (see above); every invalid one is named on the Node.
             shim.invalid = spec.error().message();

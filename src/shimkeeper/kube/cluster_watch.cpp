@@ -27,8 +27,10 @@ json node_fingerprint(const json& node) {
 
 json shim_fingerprint(const json& shim) {
     const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
+    // status.slots too: a node waiting for a percentage to be resolved waits on it.
     return {metadata.value("uid", std::string()), metadata.value("generation", 0L),
-            metadata.contains("deletionTimestamp")};
+            metadata.contains("deletionTimestamp"),
+            shim.value(json::json_pointer("/status/slots"), json())};
 }
 
 } // namespace

@@ -3,7 +3,8 @@
 // credential watch). They hold the current objects, so a reconcile reads them without a request
 // (a ClusterFeed for ClusterSource), and they say when something that decides the desired state
 // changed: a Shim appearing, going, being deleted or getting a new spec (metadata.generation; a
-// status write by the coordinator is not a change), or the Node's labels or machineID. The
+// status write by the coordinator is not a change unless it resolves a new slot count), or the
+// Node's labels or machineID. The
 // node's own writes to its shimkeeper keys are not changes either, so a report never wakes the
 // reconcile it came from.
 //

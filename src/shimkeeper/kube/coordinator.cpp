@@ -2,6 +2,8 @@
 
 #include "shimkeeper/kube/retry_backoff.hpp"
 
+#include <algorithm>
+
 namespace shimkeeper::kube {
 
 using nlohmann::json;
@@ -69,7 +71,17 @@ Coordinator::Coordinator(CurlEventLoop& loop, Client& client, CoordinatorSetting
       m_elector(client,
                 {m_settings.ns, m_settings.lease_name, m_settings.identity,
                  m_settings.lease_duration, m_settings.renew_deadline, m_settings.retry_period}),
-      m_events(client, std::move(source)), m_rng(std::random_device{}()) {}
+      m_events(client, std::move(source)), m_rng(std::random_device{}()) {
+    // A slot that changes may halt or resume a rollout: the leader's next pass says so.
+    m_slots.set_listener([this](const std::string& shim) {
+        if (m_leading) {
+            on_change();
+        }
+        if (m_slot_listener) {
+            m_slot_listener(shim);
+        }
+    });
+}
 
 Coordinator::~Coordinator() = default;
 
@@ -84,8 +96,9 @@ util::Expected<void> Coordinator::start() {
                           "coordinator lease timings must satisfy retry period < renew deadline "
                           "< lease duration");
     }
+    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), so
+    // that waiting for a slot costs no watch of its own.
     WatchSettings lease_watch;
-    lease_watch.field_selector = "metadata.name=" + m_settings.lease_name;
     m_lease_watch = std::make_unique<Watch>(
         m_client.connection(), m_loop, leases_resource(), m_settings.ns, std::move(lease_watch),
         [this](const WatchEvent& event) { on_lease_seen(event); });
@@ -99,11 +112,19 @@ util::Expected<void> Coordinator::start() {
 }
 
 void Coordinator::on_lease_seen(const WatchEvent& event) {
+    m_slots.apply(event);
+    const auto is_ours = [this](const json& lease) {
+        return lease.value(json::json_pointer("/metadata/name"), std::string()) ==
+               m_settings.lease_name;
+    };
     std::optional<json> lease;
     if (event.kind == WatchEvent::Kind::synced) {
-        if (!event.items.empty()) {
-            lease = event.items.front();
+        auto found = std::ranges::find_if(event.items, is_ours);
+        if (found != event.items.end()) {
+            lease = *found;
         }
+    } else if (!is_ours(event.object)) {
+        return; // a slot Lease: the board's listener has it
     } else if (event.kind != WatchEvent::Kind::deleted) {
         lease = event.object;
     }
@@ -272,6 +293,9 @@ void Coordinator::pass() {
         return;
     }
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
+    m_view.slots = m_slots.slots();
+    m_view.slots_synced = m_slots.synced();
+    m_view.ns = m_settings.ns;
     PassOutcome outcome = runner.run(m_view);
     m_stats.writes += outcome.writes;
     if (outcome.interrupted) {

@@ -1,8 +1,9 @@
 // The coordinator (CLUSTER.md, "Roles"): every agent is a candidate; the one holding the Lease
 // `shimkeeper-coordinator` in the agent namespace does the cluster-wide work of
 // coordinator_pass.hpp. Everything runs on the given CurlEventLoop, no threads:
-//   - a watch on the Lease for as long as the agent is a candidate, and election rounds
-//     (LeaderElector, client-go's rules) on a loop timer: every retry_period while leading
+//   - a watch on the namespace's Leases (this one, and the rollout slots kept in a SlotBoard
+//     for the node side and the passes) for as long as the agent is a candidate, and election
+//     rounds (LeaderElector, client-go's rules) on a loop timer: every retry_period while leading
 //     (the renewal), else only when the watched holder's lease runs out or the Lease is
 //     released or deleted, so a candidate makes no request while another agent leads (one
 //     watch instead of client-go's read every 2 s; rounds start with up to retry_period/2 of
@@ -22,6 +23,7 @@
 #include "shimkeeper/kube/coordinator_pass.hpp"
 #include "shimkeeper/kube/curl_event_loop.hpp"
 #include "shimkeeper/kube/leader_election.hpp"
+#include "shimkeeper/kube/slot_board.hpp"
 #include "shimkeeper/kube/watch.hpp"
 
 #include <chrono>
@@ -67,6 +69,11 @@ public:
     util::Expected<void> release();
 
     bool leading() const { return m_leading; }
+    // The rollout slots seen on the Lease watch, and a callback for when one changes.
+    const SlotBoard& slots() const { return m_slots; }
+    void on_slot_change(std::function<void(const std::string& shim)> listener) {
+        m_slot_listener = std::move(listener);
+    }
     const CoordinatorStats& stats() const { return m_stats; }
 
 private:
@@ -101,6 +108,8 @@ private:
     bool m_round_failing = false; // log an unreachable API server once, not every round
 
     std::unique_ptr<Watch> m_lease_watch; // for the whole candidacy, not just a term
+    SlotBoard m_slots;                    // fed by m_lease_watch
+    std::function<void(const std::string&)> m_slot_listener;
     ClusterView m_view;
     bool m_shims_synced = false;
     bool m_nodes_synced = false;

@@ -1,6 +1,7 @@
 #include "shimkeeper/kube/coordinator_pass.hpp"
 
 #include "shimkeeper/kube/conflict_retry.hpp"
+#include "shimkeeper/kube/rollout_status.hpp"
 #include "shimkeeper/kube/runtime_class.hpp"
 #include "shimkeeper/kube/shim_rollup.hpp"
 #include "shimkeeper/util/utc_time.hpp"
@@ -58,6 +59,7 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
     }
     if (m_leading()) {
         remove_orphans();
+        remove_orphan_slots();
     }
     return m_outcome;
 }
@@ -72,7 +74,9 @@ void CoordinatorPass::reconcile_shim(const json& shim) {
         if (nodes.carrying.empty()) {
             finalize(shim);
         } else {
-            write_status(shim, desired_status(shim, nodes, std::nullopt, util::now_rfc3339()));
+            write_status(
+                shim, with_rollout(shim, nodes,
+                                   desired_status(shim, nodes, std::nullopt, util::now_rfc3339())));
         }
         return;
     }
@@ -82,9 +86,10 @@ void CoordinatorPass::reconcile_shim(const json& shim) {
         }
     }
     std::optional<Condition> runtime_class = ensure_runtime_class(shim);
-    json status =
-        desired_status(shim, rollup(shim, m_view->nodes), runtime_class, util::now_rfc3339());
-    write_status(shim, status);
+    const Rollup nodes = rollup(shim, m_view->nodes);
+    write_status(
+        shim,
+        with_rollout(shim, nodes, desired_status(shim, nodes, runtime_class, util::now_rfc3339())));
     if (runtime_class && runtime_class->reason == "Conflict" &&
         condition_reason(shim, "RuntimeClassReady") != "Conflict") {
         emit(shim, EventType::warning, "RuntimeClassConflict", "CreateRuntimeClass",
@@ -198,6 +203,56 @@ void CoordinatorPass::remove_orphans() {
             }
         }
         delete_runtime_class(runtime_class, "Shim " + owner + " no longer names it");
+    }
+}
+
+json CoordinatorPass::with_rollout(const json& shim, const Rollup& rollup, json status) {
+    if (!m_view->slots_synced) {
+        return status; // judged once the slots are known; until then the status keeps its own
+    }
+    const RolloutStatus rollout = rollout_status(shim, rollup, m_view->slots, m_view->ns);
+    const json current = shim.value("status", json::object());
+    if (rollout.slots) {
+        status["slots"] = *rollout.slots;
+    } else if (current.contains("slots")) {
+        status["slots"] = nullptr; // a merge patch deletes it
+    }
+    status["conditions"] = merge_conditions(status["conditions"], {rollout.halted},
+                                            rollup.generation, util::now_rfc3339());
+    const json* before = find_condition(current.value("conditions", json()), "RolloutHalted");
+    if (rollout.halted.status == ConditionStatus::true_ &&
+        (before == nullptr || before->value("status", "") != "True" ||
+         before->value("observedGeneration", 0L) != rollup.generation)) {
+        emit(shim, EventType::warning, "RolloutHalted", "Rollout", rollout.halted.message);
+    }
+    return status;
+}
+
+void CoordinatorPass::remove_orphan_slots() {
+    if (!m_view->slots_synced) {
+        return;
+    }
+    for (const SlotSeen& slot : m_view->slots) {
+        const auto shim = m_view->shims.find(slot.lease.shim);
+        const bool alive = shim != m_view->shims.end() &&
+                           shim->second.value(json::json_pointer("/metadata/uid"), std::string()) ==
+                               slot.lease.uid;
+        // A live slot is never deleted: this view may simply not have the new Shim yet.
+        const bool live = slot.lease.failed.empty() && !slot.lease.holder.empty() &&
+                          std::chrono::steady_clock::now() - slot.seen <= slot.lease.duration;
+        if (alive || live) {
+            continue;
+        }
+        auto gone = m_client.remove(leases_resource(), m_view->ns, slot.lease.name,
+                                    slot.lease.resource_version);
+        if (!gone && gone.error().code() != util::ErrorCode::not_found) {
+            failed("deleting rollout slot Lease " + slot.lease.name + " of a Shim that is gone",
+                   std::move(gone).error());
+            continue;
+        }
+        ++m_outcome.writes;
+        m_log.info("coordinator: deleted rollout slot Lease " + slot.lease.name + ": Shim " +
+                   slot.lease.shim + " is gone");
     }
 }
 

@@ -6,7 +6,10 @@
 //   - its status written through the status subresource (merge patch) only when it differs;
 //   - being deleted, with our finalizer, and no Node carrying its label or annotation: its
 //     RuntimeClass deleted (if ours), then the finalizer removed.
-// And a RuntimeClass of ours whose Shim is gone or now names another class is deleted.
+// And a RuntimeClass of ours whose Shim is gone or now names another class is deleted, and so is
+// a rollout slot Lease whose Shim is gone (or was recreated: another uid).
+// The status also carries the rollout (rollout_status.hpp): status.slots and RolloutHalted, with
+// a Warning Event when a rollout halts.
 // A failed write is reported and the pass goes on with the next Shim; the caller retries the
 // whole pass later (everything here is idempotent). Nothing is written once `leading` says no.
 // What a write returns goes into the view at once: a pass that runs before the watch has
@@ -18,6 +21,8 @@
 #include "shimkeeper/kube/conflict_retry.hpp"
 #include "shimkeeper/kube/event_recorder.hpp"
 #include "shimkeeper/kube/node_shim_state.hpp"
+#include "shimkeeper/kube/shim_rollup.hpp"
+#include "shimkeeper/kube/slot_lease.hpp"
 #include "shimkeeper/util/log.hpp"
 
 #include <functional>
@@ -36,6 +41,9 @@ struct ClusterView {
     std::map<std::string, nlohmann::json> shims;           // by name
     NodeViews nodes;                                       // by name
     std::map<std::string, nlohmann::json> runtime_classes; // by name
+    std::vector<SlotSeen> slots; // the rollout slot Leases (the candidacy's Lease watch)
+    bool slots_synced = false;
+    std::string ns; // the agent namespace, where the slot Leases live
 };
 
 struct PassOutcome {
@@ -58,6 +66,9 @@ private:
     std::optional<Condition> ensure_runtime_class(const nlohmann::json& shim);
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
     void remove_orphans();
+    void remove_orphan_slots();
+    nlohmann::json with_rollout(const nlohmann::json& shim, const Rollup& rollup,
+                                nlohmann::json status);
     bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);
     util::Expected<Changed> change_finalizer(const nlohmann::json& shim, bool present);
     void emit(const nlohmann::json& shim, EventType type, const std::string& reason,

@@ -1,0 +1,215 @@
+#include "shimkeeper/cli/rollout_gate.hpp"
+
+#include "shimkeeper/kube/rollout_policy.hpp"
+#include "shimkeeper/reconcile/record.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace shimkeeper::cli {
+
+namespace {
+
+using nlohmann::json;
+
+bool from_cluster_object(const std::string& origin, const std::string& name) {
+    return origin.starts_with("Shim/" + name + "@");
+}
+
+const store::InstalledShim* running(const store::StoreState& state, const std::string& name) {
+    const store::Generation* current = state.current_generation();
+    return current ? current->find(name) : nullptr;
+}
+
+} // namespace
+
+std::vector<SlotNeed> slot_needs(const kube::ClusterReading& reading,
+                                 const spec::DesiredShims& desired,
+                                 const store::StoreState& state) {
+    std::vector<SlotNeed> out;
+    for (const kube::ShimSeen& shim : reading.shims) {
+        auto policy = kube::rollout_policy_of(shim.object);
+        if (!policy || !policy->rolling) {
+            continue; // recreate; an invalid strategy fails the load before this
+        }
+        const spec::ShimSpec* want = nullptr;
+        bool file_owns = false;
+        for (const spec::ShimSpec& spec : desired.shims) {
+            if (spec.name == shim.name) {
+                if (from_cluster_object(spec.location.to_string(), shim.name)) {
+                    want = &spec;
+                } else {
+                    file_owns = true;
+                }
+            }
+        }
+        const store::InstalledShim* have = running(state, shim.name);
+        if (file_owns || (have != nullptr && !from_cluster_object(have->origin, shim.name))) {
+            continue;
+        }
+        if (want == nullptr && have == nullptr) {
+            continue;
+        }
+        if (want != nullptr && have != nullptr &&
+            reconcile::differences(reconcile::record_of(*want, want->fetch.sha256.value_or(""), ""),
+                                   *have)
+                .empty()) {
+            continue;
+        }
+        SlotNeed need;
+        need.shim = shim.name;
+        if (auto slots = kube::slots_for_node(*policy, shim.object)) {
+            need.target = kube::RolloutTarget{
+                shim.name, shim.object.value(json::json_pointer("/metadata/uid"), std::string()),
+                shim.generation, *slots};
+        } else {
+            need.why_unresolved = "waiting for the coordinator to resolve maxUpdate of Shim/" +
+                                  shim.name + " into a slot count";
+        }
+        out.push_back(std::move(need));
+    }
+    return out;
+}
+
+util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& desired,
+                                                     const store::StoreState& state,
+                                                     const std::set<std::string>& held_back) {
+    spec::DesiredShims out = desired;
+    std::erase_if(out.shims, [&](const spec::ShimSpec& spec) {
+        return held_back.contains(spec.name) &&
+               from_cluster_object(spec.location.to_string(), spec.name);
+    });
+    const store::Generation* current = state.current_generation();
+    for (const std::string& name : held_back) {
+        const store::InstalledShim* have = running(state, name);
+        if (have == nullptr) {
+            continue;
+        }
+        spec::ShimSpec kept = TRY(reconcile::spec_of(*have, current->number));
+        kept.location = {have->origin, 0, 0}; // still the Shim's: the report reads the origin
+        out.shims.push_back(std::move(kept));
+    }
+    return out;
+}
+
+util::Expected<std::unique_ptr<RolloutGate>>
+RolloutGate::for_context(const Context& ctx, const kube::SlotBoard* watched) {
+    if (!ctx.cluster || !ctx.cluster->last_reading()) {
+        return nullptr;
+    }
+    auto client = TRY(kube::Client::from_kubeconfig(ctx.cluster->agent_kubeconfig()));
+    kube::SlotBoard listed;
+    // An API server that does not answer holds every slotted change back (admit says so).
+    const bool live = ctx.cluster->last_reading()->live;
+    if (live && (watched == nullptr || !watched->synced())) {
+        auto leases = client.list(kube::leases_resource(), ctx.cluster->settings().namespace_name);
+        if (!leases) {
+            return std::unexpected(
+                std::move(leases.error()).with_context("reading the rollout slots"));
+        }
+        listed = kube::SlotBoard::from_list(leases->items, std::chrono::system_clock::now());
+        watched = nullptr;
+    }
+    return std::unique_ptr<RolloutGate>(
+        new RolloutGate(ctx, std::move(client), std::move(listed), watched));
+}
+
+RolloutGate::RolloutGate(const Context& ctx, kube::Client client, kube::SlotBoard board,
+                         const kube::SlotBoard* watched)
+    : m_ctx(ctx), m_client(std::move(client)), m_listed(std::move(board)), m_watched(watched) {}
+
+RolloutGate::~RolloutGate() = default;
+
+util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& desired) {
+    const kube::ClusterReading& reading = *m_ctx.cluster->last_reading();
+    const store::StoreState state = TRY(m_ctx.store.load_state());
+    const std::vector<SlotNeed> needs = slot_needs(reading, desired, state);
+    if (needs.empty()) {
+        return desired;
+    }
+    const std::string& me = m_ctx.cluster->node_name();
+    kube::SlotKeeper keeper(m_client, m_ctx.cluster->settings().namespace_name, me,
+                            k_slot_lease_duration);
+    const std::vector<kube::SlotSeen> slots = m_watched ? m_watched->slots() : m_listed.slots();
+    // Nodes start their search at different slots, so that a crowd does not race for slot 0.
+    const auto start = static_cast<unsigned>(std::hash<std::string>{}(me));
+    std::set<std::string> held_back;
+    for (const SlotNeed& need : needs) {
+        if (!reading.live) {
+            m_waiting[need.shim] = "the API server does not answer: no rollout slot can be taken";
+        } else if (!need.target) {
+            m_waiting[need.shim] = need.why_unresolved;
+        } else {
+            const kube::SlotDecision decision =
+                kube::decide_slot(slots, *need.target, me, std::chrono::steady_clock::now(), start);
+            using Kind = kube::SlotDecision::Kind;
+            if (decision.kind == Kind::hold) {
+                m_held.push_back({*need.target, decision.existing->lease.object});
+                continue;
+            }
+            if (decision.kind == Kind::take) {
+                auto taken = keeper.take(*need.target, decision);
+                if (!taken) {
+                    m_waiting[need.shim] = taken.error().message();
+                } else if (*taken) {
+                    m_ctx.log.info("rollout: took slot " +
+                                       kube::slot_lease_name(need.shim, decision.index) +
+                                       " for Shim/" + need.shim + " generation " +
+                                       std::to_string(need.target->generation),
+                                   {.shim = need.shim});
+                    m_held.push_back(std::move(**taken));
+                    continue;
+                } else {
+                    m_waiting[need.shim] = "another node took rollout slot " +
+                                           kube::slot_lease_name(need.shim, decision.index) +
+                                           " of Shim/" + need.shim + " first";
+                }
+            } else {
+                m_waiting[need.shim] = decision.why;
+            }
+        }
+        held_back.insert(need.shim);
+    }
+    if (!m_held.empty()) {
+        m_renewal = std::make_unique<kube::SlotRenewal>(
+            m_client.connection().config(), m_ctx.cluster->settings().namespace_name, me,
+            k_slot_lease_duration, m_held, m_ctx.log);
+    }
+    return held_back_desired(desired, state, held_back);
+}
+
+void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
+    if (m_renewal) {
+        m_held = m_renewal->stop();
+        m_renewal.reset();
+    }
+    kube::SlotKeeper keeper(m_client, m_ctx.cluster->settings().namespace_name,
+                            m_ctx.cluster->node_name(), k_slot_lease_duration);
+    const bool ok = outcome && outcome->exit_code() == 0;
+    for (const kube::HeldSlot& held : m_held) {
+        const std::string slot =
+            held.lease.value(json::json_pointer("/metadata/name"), std::string());
+        const std::string what =
+            "Shim/" + held.target.shim + " generation " + std::to_string(held.target.generation);
+        if (ok) {
+            auto released = keeper.release(held);
+            if (released) {
+                m_ctx.log.info("rollout: " + what + " done here; released slot " + slot,
+                               {.shim = held.target.shim});
+            } else {
+                // It expires on its own within one lease duration.
+                m_ctx.log.warning("rollout: " + released.error().message());
+            }
+            continue;
+        }
+        const std::string reason = outcome ? outcome->reason : outcome.error().message();
+        auto marked = keeper.fail(held, reason);
+        m_ctx.log.error("rollout: " + what + " failed here (" + reason + "); slot " + slot +
+                            (marked ? " marked failed: the rollout halts"
+                                    : " not marked failed: " + marked.error().message()),
+                        {.shim = held.target.shim});
+    }
+    m_held.clear();
+}
+
+} // namespace shimkeeper::cli

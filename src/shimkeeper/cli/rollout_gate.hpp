@@ -1,0 +1,74 @@
+// Cluster mode's rolling rollout on the node (CLUSTER.md, "Rolling rollout and halt"): before a
+// transaction, every rolling Shim whose change this node would make (install, upgrade, removal)
+// needs a rollout slot; one it cannot get now is left exactly as the node runs it (or absent), so
+// the transaction changes only what holds a slot. After the transaction a slot is released on
+// success and marked failed on failure, which halts that Shim generation everywhere.
+//
+// Decisions (ARCHITECTURE.md): a node whose change for a Shim is nothing (already at the spec, a
+// new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate waits
+// for the coordinator's `status.slots`; `apply` judges the slots from one list (no watch).
+#pragma once
+
+#include "shimkeeper/cli/context.hpp"
+#include "shimkeeper/kube/slot_board.hpp"
+#include "shimkeeper/kube/slot_keeper.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
+
+#include <map>
+#include <memory>
+#include <set>
+
+namespace shimkeeper::cli {
+
+// A rolling Shim this node has a change to make for.
+struct SlotNeed {
+    std::string shim;
+    std::optional<kube::RolloutTarget> target; // nullopt: slot count not resolved yet
+    std::string why_unresolved;
+};
+
+// Pure: the rolling Shims of the reading whose desired spec differs from what the current
+// generation runs for them (or that should go and are still installed). A Shim that a file in
+// shims.d/ overrides is the file's business, not the rollout's.
+std::vector<SlotNeed> slot_needs(const kube::ClusterReading& reading,
+                                 const spec::DesiredShims& desired, const store::StoreState& state);
+
+// Pure: `desired` with every Shim in `held_back` as the current generation runs it (its stored
+// spec, origin kept) or absent when it does not run it.
+util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& desired,
+                                                     const store::StoreState& state,
+                                                     const std::set<std::string>& held_back);
+
+class RolloutGate {
+public:
+    // nullptr without [kube] or a reading. `watched`: the daemon's board; nullptr reads the
+    // slots once (apply).
+    static util::Expected<std::unique_ptr<RolloutGate>> for_context(const Context& ctx,
+                                                                    const kube::SlotBoard* watched);
+    ~RolloutGate();
+
+    // Takes what slots it can and narrows `desired` to what this node may change now; starts
+    // renewing the slots taken.
+    util::Expected<spec::DesiredShims> admit(const spec::DesiredShims& desired);
+    // Shim -> why it waits (halted, every slot busy, ...).
+    const std::map<std::string, std::string>& waiting() const { return m_waiting; }
+    // Releases the slots held (the transaction committed) or marks them failed.
+    void finish(const util::Expected<reconcile::Outcome>& outcome);
+
+private:
+    RolloutGate(const Context& ctx, kube::Client client, kube::SlotBoard board,
+                const kube::SlotBoard* watched);
+
+    const Context& m_ctx;
+    kube::Client m_client;
+    kube::SlotBoard m_listed;
+    const kube::SlotBoard* m_watched;
+    std::map<std::string, std::string> m_waiting;
+    std::vector<kube::HeldSlot> m_held;
+    std::unique_ptr<kube::SlotRenewal> m_renewal;
+};
+
+// How long a slot Lease lives without renewal: a crashed node's slot is free after this.
+inline constexpr std::chrono::seconds k_slot_lease_duration{15};
+
+} // namespace shimkeeper::cli

@@ -1,0 +1,121 @@
+#include "shimkeeper/kube/slot_board.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+namespace shimkeeper::kube {
+
+namespace {
+
+using nlohmann::json;
+
+// A MicroTime ("2026-11-24T10:00:00.123456Z") as a time point; nullopt when it is none.
+std::optional<std::chrono::system_clock::time_point> parse_micro(const std::string& text) {
+    std::tm tm{};
+    std::istringstream in(text);
+    in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+    if (in.fail()) {
+        return std::nullopt;
+    }
+    auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
+    if (in.peek() == '.') {
+        in.get();
+        std::string digits;
+        while (std::isdigit(in.peek())) {
+            digits += static_cast<char>(in.get());
+        }
+        digits = (digits + "000000").substr(0, 6);
+        when += std::chrono::microseconds(std::stol(digits));
+    }
+    return when;
+}
+
+} // namespace
+
+SlotBoard SlotBoard::from_list(const std::vector<json>& leases,
+                               std::chrono::system_clock::time_point now) {
+    SlotBoard board;
+    const auto steady_now = std::chrono::steady_clock::now();
+    for (const json& lease : leases) {
+        const auto renewed =
+            parse_micro(lease.value(json::json_pointer("/spec/renewTime"), std::string()));
+        const auto age =
+            renewed && *renewed < now ? now - *renewed : std::chrono::system_clock::duration(0);
+        board.put(lease, steady_now -
+                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(age));
+    }
+    board.m_synced = true;
+    return board;
+}
+
+void SlotBoard::put(const json& lease, std::chrono::steady_clock::time_point seen) {
+    SlotLease parsed = slot_lease_of(lease);
+    if (parsed.shim.empty()) {
+        return;
+    }
+    auto found = m_slots.find(parsed.name);
+    if (found != m_slots.end() && found->second.lease.resource_version == parsed.resource_version) {
+        return; // the same version again (a re-list): its clock keeps running
+    }
+    const std::string shim = parsed.shim;
+    m_slots[parsed.name] = SlotSeen{std::move(parsed), seen};
+    if (m_listener) {
+        m_listener(shim);
+    }
+}
+
+void SlotBoard::apply(const WatchEvent& event) {
+    const auto now = std::chrono::steady_clock::now();
+    switch (event.kind) {
+    case WatchEvent::Kind::synced: {
+        std::set<std::string> present;
+        for (const json& lease : event.items) {
+            present.insert(lease.value(json::json_pointer("/metadata/name"), std::string()));
+            put(lease, now);
+        }
+        for (auto it = m_slots.begin(); it != m_slots.end();) {
+            if (present.contains(it->first)) {
+                ++it;
+                continue;
+            }
+            const std::string shim = it->second.lease.shim;
+            it = m_slots.erase(it);
+            if (m_listener) {
+                m_listener(shim);
+            }
+        }
+        m_synced = true;
+        break;
+    }
+    case WatchEvent::Kind::added:
+    case WatchEvent::Kind::modified:
+        put(event.object, now);
+        break;
+    case WatchEvent::Kind::deleted: {
+        const std::string name =
+            event.object.value(json::json_pointer("/metadata/name"), std::string());
+        auto found = m_slots.find(name);
+        if (found != m_slots.end()) {
+            const std::string shim = found->second.lease.shim;
+            m_slots.erase(found);
+            if (m_listener) {
+                m_listener(shim);
+            }
+        }
+        break;
+    }
+    }
+}
+
+std::vector<SlotSeen> SlotBoard::slots() const {
+    std::vector<SlotSeen> out;
+    out.reserve(m_slots.size());
+    for (const auto& [name, slot] : m_slots) {
+        out.push_back(slot);
+    }
+    return out;
+}
+
+} // namespace shimkeeper::kube

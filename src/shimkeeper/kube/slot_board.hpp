@@ -1,0 +1,44 @@
+// The rollout slot Leases as this agent sees them, fed by the watch on the agent namespace's
+// Leases that every agent keeps anyway for the coordinator election (coordinator.hpp), so waiting
+// for a slot costs no request and no extra watch. Each version of a Lease is stamped with when it
+// was first seen here (expiry is judged on this clock, never the writer's).
+//
+// Without a watch (`shimkeeper apply`, `status`), `from_list` builds a board from one list: a
+// Lease's age is then taken from its renewTime against this host's clock, the only clock there is.
+#pragma once
+
+#include "shimkeeper/kube/slot_lease.hpp"
+#include "shimkeeper/kube/watch_state.hpp"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::kube {
+
+class SlotBoard {
+public:
+    // A slot Lease of `shim` appeared, changed or went.
+    using Listener = std::function<void(const std::string& shim)>;
+
+    static SlotBoard from_list(const std::vector<nlohmann::json>& leases,
+                               std::chrono::system_clock::time_point now);
+
+    // A watch event on the namespace's Leases (not slot Leases are ignored).
+    void apply(const WatchEvent& event);
+    bool synced() const { return m_synced; }
+
+    std::vector<SlotSeen> slots() const;
+    void set_listener(Listener listener) { m_listener = std::move(listener); }
+
+private:
+    void put(const nlohmann::json& lease, std::chrono::steady_clock::time_point seen);
+
+    std::map<std::string, SlotSeen> m_slots; // by Lease name
+    bool m_synced = false;
+    Listener m_listener;
+};
+
+} // namespace shimkeeper::kube
