@@ -3,8 +3,7 @@
 // otherwise, `conflict` where a file won, nothing for Shims that do not select the node, and the
 // label off before a cluster shim is removed.
 #include "shimkeeper/cli/cluster_report.hpp"
-#include "shimkeeper/kube/shim_object.hpp"
-#include "shimkeeper/reconcile/record.hpp"
+#include "unit/cli_cluster_fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,46 +12,8 @@ namespace {
 
 using kube::ShimState;
 using nlohmann::json;
+using namespace fixtures;
 
-json shim_object(const std::string& name, long generation, const std::string& sha) {
-    return {{"apiVersion", "containerd.x-k8s.io/v1alpha1"},
-            {"kind", "Shim"},
-            {"metadata", {{"name", name}, {"generation", generation}, {"resourceVersion", "7"}}},
-            {"spec",
-             {{"runtimeType", "io.containerd." + name + ".v2"},
-              {"fetchStrategy",
-               {{"type", "anonymousHttp"},
-                {"anonHttp", {{"location", "http://127.0.0.1/" + name}, {"sha256", sha}}}}}}}};
-}
-
-kube::ShimSeen on_node(const json& object, bool selects) {
-    kube::ShimSeen shim;
-    shim.name = object["metadata"]["name"];
-    shim.generation = object["metadata"]["generation"];
-    shim.object = object;
-    shim.selects = selects;
-    return shim;
-}
-
-spec::ShimSpec spec_of(const json& object) {
-    return kube::shim_spec_of(object, "amd64").value();
-}
-
-store::StoreState state_with(const std::vector<spec::ShimSpec>& specs) {
-    store::StoreState state;
-    store::Generation generation;
-    generation.number = 1;
-    for (const auto& spec : specs) {
-        generation.shims.push_back(
-            reconcile::record_of(spec, spec.fetch.sha256.value_or(""), "bin/x"));
-    }
-    state.generations.push_back(generation);
-    state.current = 1;
-    return state;
-}
-
-const std::string k_sha_a(64, 'a');
-const std::string k_sha_b(64, 'b');
 
 TEST(CliClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
     const json demo = shim_object("demo", 2, k_sha_a);

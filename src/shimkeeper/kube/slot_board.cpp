@@ -60,7 +60,8 @@ void SlotBoard::put(const json& lease, std::chrono::steady_clock::time_point see
         return; // the same version again (a re-list): its clock keeps running
     }
     const std::string shim = parsed.shim;
-    m_slots[parsed.name] = SlotSeen{std::move(parsed), seen};
+    const std::string name = parsed.name; // the key must not be read from a moved-from lease
+    m_slots[name] = SlotSeen{std::move(parsed), seen};
     if (m_listener) {
         m_listener(shim);
     }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Issue 8, tests 1 and 5: a rolling rollout never has more than maxUpdate nodes changing.
+# 20 agents (node-a and node-b real sandboxed nodes with systemd --user + containerd, node-1..18
+# on sandbox roots), a Shim with maxUpdate 3 whose artifact downloads slowly (about a second), so
+# nodes hold their slots long enough to overlap. The API server's own record (Lease and Node watch
+# events, ordered by resourceVersion) must show: never more than 3 slot holders, exactly 3 at some
+# point, every node taking one slot once, and no node starting its change (annotation
+# `installing`) without a slot; each agent's log has slot, change, release in that order.
+# Then a second Shim on 10 of the nodes with maxUpdate 2 is installed and deleted: the uninstall
+# follows the same bound, each node's label goes while it holds a slot (before its removal), the
+# RuntimeClass and the object go after the last node.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
+pass() { echo "ok: $*"; }
+kube_require_peers
+node_reexec_in_namespace "$@"
+sk_init
+kube_up "$T/kube"
+node_shim_serve
+node_shim_artifact demo v1
+node_shim_artifact ten v1
+rate=$(stat -c %s "$T/artifacts/demo-v1.tar.gz") # bytes per second: one second per download
+
+start_real_node() {
+    kube_create_node "node-$1" rollout=yes group=ten
+    bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/$1" "node-$1" \
+        "$(kube_kubeconfig agent)" "$(kube_kubeconfig "node-$1")" >"$T/$1.out" 2>&1 &
+    sk_track $!
+}
+start_real_node a
+start_real_node b
+rollout_agents 1 8 rollout=yes group=ten
+rollout_agents 9 18 rollout=yes
+for letter in a b; do
+    kube_wait_for 90 test -e "$T/$letter/ready" || fail "node $letter did not come up: $(cat "$T/$letter.out")"
+done
+nodes=(node-a node-b)
+for ((i = 1; i <= 18; i++)); do nodes+=("node-$i"); done
+log_of() { [[ $1 == node-[ab] ]] && echo "$T/${1#node-}/agent.log" || echo "$T/roots/$1.log"; }
+
+# done_at NODE SHIM GENERATION: the node finished that generation (installed on a real node,
+# applied without restart on a sandbox root) and holds no slot.
+done_at() {
+    local state
+    state=$(rollout_annotation "$1" "$2")
+    [[ -n $state ]] && python3 -c 'import json, sys
+s = json.loads(sys.argv[1])
+ok = s["generation"] == int(sys.argv[2]) and (s["state"] == "installed" or
+     (s["state"] == "installing" and "no-restart" in s.get("reason", "")))
+sys.exit(0 if ok else 1)' "$state" "$3"
+}
+all_done() {
+    local node
+    for node in "${@:3}"; do done_at "$node" "$1" "$2" || return 1; done
+    [[ -z "$(kube_admin get leases -n shimkeeper-system -o name | grep -- "-slot-" || true)" ]]
+}
+
+rollout_record
+echo "--- Shim demo, maxUpdate 3, on 20 nodes"
+kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo-v1.tar.gz" "$(node_shim_digest demo v1)" \
+    "  nodeSelector: {rollout: \"yes\"}
+  rolloutStrategy: {type: rolling, rolling: {maxUpdate: 3}}" | kube_admin apply -f - >/dev/null
+kube_wait_for 240 all_done demo 1 "${nodes[@]}" ||
+    fail "not every node finished demo: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
+
+report=$(rollout_check demo 3) || fail "the rollout broke its bound: $report"
+echo "$report"
+grep -qx 'max_holders 3' <<<"$report" || fail "never 3 nodes at once, so the bound was not exercised: $report"
+for node in "${nodes[@]}"; do
+    grep -q " $node=1\( \|$\)" <<<"$report" || fail "$node did not take exactly one slot: $report"
+    rollout_log_order "$(log_of "$node")" demo || fail "$node's log lacks slot, change, release in order: $(tail -n 20 "$(log_of "$node")")"
+done
+for letter in a b; do
+    [[ "$(kube_admin get node "node-$letter" -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}')" == true ]] ||
+        fail "real node-$letter is not labelled for demo"
+    (source "$T/$letter/node.env"; node_cri_has_handler demo) || fail "node-$letter's CRI lacks handler demo"
+done
+[[ "$(kube_admin get shim demo -o jsonpath='{.status.slots}')" == 3 ]] || fail "status.slots is not 3"
+pass "20 nodes installed demo, at most 3 at once (3 reached), one slot each, changes only inside slots"
+
+echo "--- Shim ten, maxUpdate 2, on 10 nodes: installed, then deleted"
+ten=(node-a node-b node-1 node-2 node-3 node-4 node-5 node-6 node-7 node-8)
+kube_shim_yaml ten "$SERVER_URL/slow/$rate/ten-v1.tar.gz" "$(node_shim_digest ten v1)" \
+    "  nodeSelector: {group: ten}
+  rolloutStrategy: {rolling: {maxUpdate: 2}}" | kube_admin apply -f - >/dev/null
+kube_wait_for 240 all_done ten 1 "${ten[@]}" || fail "not every node installed ten"
+report=$(rollout_check ten 2) || fail "the install of ten broke its bound: $report"
+grep -qx 'max_holders 2' <<<"$report" || fail "ten: never 2 nodes at once: $report"
+since=$(rollout_rv)
+kube_admin delete shim ten --wait=false >/dev/null
+gone() { ! kube_admin get shim ten >/dev/null 2>&1; }
+kube_wait_for 240 gone || fail "Shim ten was not finalized: $(kube_admin get shim ten -o jsonpath='{.status}')"
+for node in "${ten[@]}"; do
+    [[ -z "$(rollout_annotation "$node" ten)" ]] || fail "$node still says $(rollout_annotation "$node" ten)"
+done
+! kube_admin get runtimeclass ten >/dev/null 2>&1 || fail "RuntimeClass ten outlived its Shim"
+report=$(rollout_check ten 2 "$since") || fail "the uninstall of ten broke its bound: $report"
+echo "$report"
+grep -qx 'max_holders 2' <<<"$report" || fail "uninstall: never 2 nodes at once: $report"
+for node in "${ten[@]}"; do
+    grep -q " $node=1\( \|$\)" <<<"$report" || fail "uninstall: $node did not take exactly one slot: $report"
+done
+for letter in a b; do
+    (source "$T/$letter/node.env"; node_cri_lacks_handler ten) || fail "node-$letter's CRI still lists ten"
+done
+pass "Shim ten installed and uninstalled on 10 nodes, at most 2 at once, labels off inside the slots"

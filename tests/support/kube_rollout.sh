@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# Helpers for the rollout scenarios (tests/cluster/rollout_*.sh) and bench/rollout: many agents on
+# sandbox roots against the real API server, and a record of the rollout as the API server saw it.
+# Source after common.sh and kube_harness.sh, with kube_up done and an artifact server started.
+#
+#   rollout_root DIR NODE          a sandbox root whose agent acts for NODE (agent identity): a
+#                                  containerd config, no containerd; a transaction there is fetch,
+#                                  verify, store, links and config edit, no restart
+#   rollout_agents FIRST LAST [KEY=VALUE...]   Nodes node-FIRST..node-LAST (with those labels),
+#                                  each with `shimkeeper --root $T/roots/node-i run --no-restart`
+#                                  (log $T/roots/node-i.log, pid in ROLLOUT_PIDS[node-i])
+#   rollout_record                 starts recording Lease and Node watch events
+#                                  ($T/leases.events, $T/nodes.events)
+#   rollout_check SHIM LIMIT [RV]  rollout_timeline.py over the record (after RV): prints the
+#                                  figures, fails on a node changing without a slot or more
+#                                  than LIMIT holders
+#   rollout_log_order LOG SHIM     the agent log LOG has "took slot", then the committed change,
+#                                  then "released slot" for SHIM, in that order
+#   rollout_annotation NODE SHIM   the node's state JSON for SHIM (empty when none)
+#   rollout_rv                     the API server's current resourceVersion (a list's)
+
+declare -A ROLLOUT_PIDS=()
+
+rollout_root() {
+    mkdir -p "$1/etc/containerd" "$1/etc/shimkeeper/shims.d"
+    containerd config default >"$1/etc/containerd/config.toml"
+    cat >"$1/etc/shimkeeper/shimkeeper.toml" <<TOML
+[kube]
+kubeconfig = "$(kube_kubeconfig agent)"
+node_name = "$2"
+TOML
+}
+
+rollout_agents() {
+    local first=$1 last=$2 i node
+    shift 2
+    mkdir -p "$T/roots"
+    for ((i = first; i <= last; i++)); do
+        node=node-$i
+        kube_create_node "$node" "$@"
+        rollout_root "$T/roots/$node" "$node"
+        "$SHIMKEEPER" --root "$T/roots/$node" run --no-restart --status-file /run/status.json \
+            >"$T/roots/$node.log" 2>&1 &
+        ROLLOUT_PIDS[$node]=$!
+        sk_track $!
+    done
+}
+
+rollout_record() {
+    kube_admin get leases -n shimkeeper-system -w --output-watch-events -o json \
+        >"$T/leases.events" 2>"$T/leases.err" &
+    sk_track $!
+    kube_admin get nodes -w --output-watch-events -o json >"$T/nodes.events" 2>"$T/nodes.err" &
+    sk_track $!
+}
+
+rollout_check() {
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rollout_timeline.py" \
+        "$T/leases.events" "$T/nodes.events" "$1" "$2" ${3:+--since-rv "$3"}
+}
+
+rollout_log_order() {
+    awk -v shim="$2" '
+        index($0, "took slot") && index($0, "Shim/" shim " ") { took = NR }
+        took && !done && index($0, shim ": ") && / committed/ { done = NR }
+        done && index($0, "released slot") && index($0, "Shim/" shim " ") { released = NR }
+        END { exit !(took && done && released) }' "$1"
+}
+
+rollout_annotation() {
+    kube_admin get node "$1" -o json | python3 -c 'import json, sys
+print(json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1], ""))' "$2"
+}
+
+rollout_rv() {
+    kube_admin get --raw /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Checks a rollout against the API server's own record of it (tests/support/kube_rollout.sh).
+
+Reads the output of `kubectl get leases -w` and `kubectl get nodes -w` (both with
+--output-watch-events -o json) and orders every event by resourceVersion, which is etcd's
+revision and so one order across both kinds. Then, for Shim SHIM:
+
+  - the slot Leases: who holds one after each event (a failed slot counts as held);
+  - every node that starts changing the Shim (its annotation turning to installing or removing,
+    or its label going) must hold a slot at that moment;
+  - the most nodes ever holding a slot at once must not exceed LIMIT.
+
+Prints one line per figure ("max_holders 3", "acquisitions node-1=1 ...", "violations 0") and
+exits 1 on any violation or a maximum above LIMIT.
+
+  rollout_timeline.py LEASE_EVENTS NODE_EVENTS SHIM LIMIT [--since-rv N]
+"""
+
+import json
+import sys
+
+KEY = "shim.containerd.x-k8s.io/"
+
+
+def events(path):
+    text = open(path).read()
+    decoder = json.JSONDecoder()
+    at = 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return
+        try:
+            event, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return  # a watch cut off mid-object at the end
+        yield event
+
+
+def rv(event):
+    return int(event["object"]["metadata"].get("resourceVersion", "0"))
+
+
+def main():
+    lease_file, node_file, shim, limit = sys.argv[1:5]
+    limit = int(limit)
+    since = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--since-rv" else 0
+    merged = [("lease", e) for e in events(lease_file)] + [("node", e) for e in events(node_file)]
+    merged.sort(key=lambda item: rv(item[1]))
+    holders = {}  # lease name -> node
+    node_state = {}  # node -> (state, has label)
+    acquisitions = {}
+    max_holders = 0
+    violations = []
+    for kind, event in merged:
+        obj = event["object"]
+        meta = obj["metadata"]
+        annotations = meta.get("annotations") or {}
+        if kind == "lease":
+            if annotations.get(KEY + "shim") != shim:
+                continue
+            name = meta["name"]
+            holder = (obj.get("spec") or {}).get("holderIdentity", "")
+            if event["type"] == "DELETED" or not holder:
+                holders.pop(name, None)
+            else:
+                if holders.get(name) != holder and rv(event) > since:
+                    acquisitions[holder] = acquisitions.get(holder, 0) + 1
+                holders[name] = holder
+            if rv(event) > since:
+                max_holders = max(max_holders, len(set(holders.values())))
+            continue
+        node = meta["name"]
+        labels = meta.get("labels") or {}
+        try:
+            state = json.loads(annotations.get(KEY + shim, "null") or "null")
+        except json.JSONDecodeError:
+            state = None
+        now = ((state or {}).get("state"), KEY + shim in labels)
+        before = node_state.get(node, (None, False))
+        node_state[node] = now
+        if event["type"] == "DELETED" or rv(event) <= since:
+            continue
+        starts = now[0] in ("installing", "removing") and now[0] != before[0]
+        label_goes = before[1] and not now[1]
+        if (starts or label_goes) and node not in holders.values():
+            violations.append("%s at rv %d: %s without a slot (holders: %s)" % (
+                node, rv(event), "label removed" if label_goes else now[0],
+                ", ".join(sorted(set(holders.values()))) or "none"))
+    print("max_holders %d" % max_holders)
+    print("acquisitions " + " ".join("%s=%d" % kv for kv in sorted(acquisitions.items())))
+    print("violations %d" % len(violations))
+    for line in violations:
+        print("  " + line)
+    sys.exit(1 if violations or max_holders > limit else 0)
+
+
+if __name__ == "__main__":
+    main()
