@@ -182,7 +182,7 @@ table=$(kube_admin get shims)
 echo "$table"
 header=$(head -n 1 <<<"$table")
 read -r -a columns <<<"$header"
-expected="NAME RUNTIMECLASS SELECTED INSTALLED FAILED READY AGE"
+expected="NAME RUNTIMECLASS SELECTED INSTALLED FAILED READY HALTED AGE"
 [[ ${columns[*]} == "$expected" ]] || {
     echo "FAIL: columns are \"${columns[*]}\", expected \"$expected\"" >&2
     exit 1
@@ -192,7 +192,7 @@ read -r -a row <<<"$(grep '^spin-v2 ' <<<"$table")"
     echo "FAIL: the spin-v2 row reads \"${row[*]}\"" >&2
     exit 1
 }
-echo "ok: printer columns show RuntimeClass, Selected, Installed, Failed, Ready and Age"
+echo "ok: printer columns show RuntimeClass, Selected, Installed, Failed, Ready, Halted and Age"
 
 # Conditions are a map keyed by type: a second Ready condition is refused.
 if out=$(kube_admin patch shim spin-v2 --subresource status --type json -p '[{"op": "add",

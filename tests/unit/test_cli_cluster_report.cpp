@@ -14,7 +14,6 @@ using kube::ShimState;
 using nlohmann::json;
 using namespace fixtures;
 
-
 TEST(CliClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
     const json demo = shim_object("demo", 2, k_sha_a);
     kube::ClusterReading reading;

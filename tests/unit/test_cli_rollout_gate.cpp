@@ -13,7 +13,8 @@ using namespace fixtures;
 
 json rolling(json shim, json max_update = 2) {
     shim["metadata"]["uid"] = "u-" + shim["metadata"]["name"].get<std::string>();
-    shim["spec"]["rolloutStrategy"] = {{"type", "rolling"}, {"rolling", {{"maxUpdate", max_update}}}};
+    shim["spec"]["rolloutStrategy"] = {{"type", "rolling"},
+                                       {"rolling", {{"maxUpdate", max_update}}}};
     return shim;
 }
 
@@ -45,9 +46,9 @@ TEST(CliRolloutGate, InstallUpgradeAndRemovalOfARollingShimNeedASlotNothingElseD
                      on_node(leaving, false), on_node(recreate, true)};
     spec::DesiredShims desired;
     desired.shims = {spec_of(fresh), spec_of(upgraded), spec_of(same), spec_of(recreate)};
-    const store::StoreState state = installed_from_cluster(
-        {rolling(shim_object("upgraded", 1, k_sha_a)), same, leaving,
-         shim_object("recreate", 1, k_sha_a)});
+    const store::StoreState state =
+        installed_from_cluster({rolling(shim_object("upgraded", 1, k_sha_a)), same, leaving,
+                                shim_object("recreate", 1, k_sha_a)});
     const auto needs = slot_needs(reading, desired, state);
     EXPECT_EQ(names(needs), (std::vector<std::string>{"fresh", "upgraded", "leaving"}));
     ASSERT_TRUE(needs[1].target);
@@ -88,8 +89,9 @@ TEST(CliRolloutGate, AShimHeldBackStaysAsTheNodeRunsItOrAbsent) {
         const store::InstalledShim* have = state.current_generation()->find(spec.name);
         ASSERT_NE(have, nullptr) << spec.name;
         // Exactly what runs: the transaction changes nothing of it, and it is still the Shim's.
-        EXPECT_TRUE(reconcile::differences(reconcile::record_of(spec, *spec.fetch.sha256, ""), *have)
-                        .empty())
+        EXPECT_TRUE(
+            reconcile::differences(reconcile::record_of(spec, *spec.fetch.sha256, ""), *have)
+                .empty())
             << spec.name;
         EXPECT_TRUE(spec.location.to_string().starts_with("Shim/" + spec.name + "@"))
             << spec.location.to_string();
@@ -100,13 +102,14 @@ TEST(CliRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
     const json up = rolling(shim_object("upgraded", 2, k_sha_b));
     kube::ClusterReading reading;
     reading.shims = {on_node(up, true)};
-    reading.view.node = {{"metadata",
-                          {{"name", "n1"},
-                           {"labels", {{"shim.containerd.x-k8s.io/upgraded", "true"}}},
-                           {"annotations",
-                            {{"shim.containerd.x-k8s.io/upgraded",
-                              R"({"state":"installed","generation":1})"}}}}}};
-    const store::StoreState state = installed_from_cluster({rolling(shim_object("upgraded", 1, k_sha_a))});
+    reading.view.node = {
+        {"metadata",
+         {{"name", "n1"},
+          {"labels", {{"shim.containerd.x-k8s.io/upgraded", "true"}}},
+          {"annotations",
+           {{"shim.containerd.x-k8s.io/upgraded", R"({"state":"installed","generation":1})"}}}}}};
+    const store::StoreState state =
+        installed_from_cluster({rolling(shim_object("upgraded", 1, k_sha_a))});
     auto held = held_back_desired(spec::DesiredShims{{spec_of(up)}, {}, {}}, state, {"upgraded"});
     const auto report = report_after(reading, *held, {}, state, reconcile::Restart::yes,
                                      {{"upgraded", "waiting for a rollout slot"}});

@@ -29,8 +29,8 @@ const RolloutTarget k_target{"spin", "u-1", 4, 3};
 
 SlotSeen slot(int index, const std::string& holder, const RolloutTarget& target = k_target,
               const std::string& failed = "", Clock::time_point seen = Clock::now()) {
-    json lease = slot_lease_for(target, index, holder, seconds(15), "2026-11-24T10:00:00.000000Z",
-                                nullptr);
+    json lease =
+        slot_lease_for(target, index, holder, seconds(15), "2026-11-24T10:00:00.000000Z", nullptr);
     lease["metadata"]["resourceVersion"] = std::to_string(100 + index);
     if (!failed.empty()) {
         lease["metadata"]["annotations"][k_slot_failed_key] = failed;
@@ -52,20 +52,18 @@ TEST(KubeRolloutPolicy, RollingDefaultsToOneNodeAndTakesACountOrAPercentage) {
     EXPECT_EQ(resolve_slots(*count, 2), 5);
     auto percent = rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", "25%"}}}}));
     ASSERT_TRUE(percent);
-    EXPECT_EQ(resolve_slots(*percent, 8), 2);   // 25% of 8
-    EXPECT_EQ(resolve_slots(*percent, 9), 3);   // rounded up
-    EXPECT_EQ(resolve_slots(*percent, 0), 1);   // at least one
+    EXPECT_EQ(resolve_slots(*percent, 8), 2); // 25% of 8
+    EXPECT_EQ(resolve_slots(*percent, 9), 3); // rounded up
+    EXPECT_EQ(resolve_slots(*percent, 0), 1); // at least one
     EXPECT_EQ(resolve_slots(*percent, 1000), 250);
 }
 
 TEST(KubeRolloutPolicy, BadStrategiesAreRefusedNamingTheField) {
-    for (const json& bad : {json{{"type", "canary"}},
-                            json{{"rolling", {{"maxUpdate", 0}}}},
-                            json{{"rolling", {{"maxUpdate", "0%"}}}},
-                            json{{"rolling", {{"maxUpdate", "101%"}}}},
-                            json{{"rolling", {{"maxUpdate", "5"}}}},
-                            json{{"rolling", {{"maxUpdate", "05%"}}}},
-                            json{{"type", "recreate"}, {"rolling", {{"maxUpdate", 1}}}}}) {
+    for (const json& bad :
+         {json{{"type", "canary"}}, json{{"rolling", {{"maxUpdate", 0}}}},
+          json{{"rolling", {{"maxUpdate", "0%"}}}}, json{{"rolling", {{"maxUpdate", "101%"}}}},
+          json{{"rolling", {{"maxUpdate", "5"}}}}, json{{"rolling", {{"maxUpdate", "05%"}}}},
+          json{{"type", "recreate"}, {"rolling", {{"maxUpdate", 1}}}}}) {
         auto policy = rollout_policy_of(shim_with(bad));
         ASSERT_FALSE(policy) << bad.dump();
         EXPECT_NE(policy.error().message().find("Shim/spin: spec.rolloutStrategy"),
@@ -98,8 +96,7 @@ TEST(KubeSlotDecision, EveryLiveSlotBusyMeansWaitNamingTheHolders) {
 
 TEST(KubeSlotDecision, AnExpiredSlotIsTakenOverAtTheVersionSeen) {
     const auto long_ago = Clock::now() - seconds(16);
-    std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b", k_target, "", long_ago),
-                                slot(2, "c")};
+    std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b", k_target, "", long_ago), slot(2, "c")};
     SlotDecision decision = decide_slot(slots, k_target, "n1", Clock::now(), 0);
     EXPECT_EQ(decision.kind, Kind::take);
     EXPECT_EQ(decision.index, 1);
@@ -177,8 +174,13 @@ WatchEvent event(WatchEvent::Kind kind, json object) {
 TEST(KubeSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
     SlotBoard board;
     std::vector<std::string> told;
-    board.set_listener([&](const std::string& shim) { told.push_back(shim); });
-    json coordinator = {{"metadata", {{"name", "shimkeeper-coordinator"}, {"resourceVersion", "1"}}}};
+    std::vector<bool> freed;
+    board.set_listener([&](const std::string& shim, bool may_free) {
+        told.push_back(shim);
+        freed.push_back(may_free);
+    });
+    json coordinator = {
+        {"metadata", {{"name", "shimkeeper-coordinator"}, {"resourceVersion", "1"}}}};
     WatchEvent synced;
     synced.items = {coordinator, slot(0, "a").lease.object};
     board.apply(synced);
@@ -190,6 +192,7 @@ TEST(KubeSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
     ASSERT_EQ(board.slots().size(), 1U);
     EXPECT_EQ(board.slots()[0].lease.name, "spin-slot-1");
     EXPECT_EQ(told, (std::vector<std::string>{"spin", "spin", "spin"}));
+    EXPECT_EQ(freed, (std::vector<bool>{false, false, true})); // only the deletion frees one
     // A re-list that drops a slot removes it and says so.
     WatchEvent relisted;
     relisted.items = {coordinator};

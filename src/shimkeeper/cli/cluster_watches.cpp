@@ -27,7 +27,9 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
                           "shimkeeper-" + source.node_name()},
         log);
     out->m_coordinator->on_slot_change(
-        [watches = out.get()](const std::string& shim) { watches->on_slot_change(shim); });
+        [watches = out.get()](const std::string& shim, bool may_free) {
+            watches->on_slot_change(shim, may_free);
+        });
     TRY(out->m_coordinator->start());
     // Arms the loop's timers so that its fd becomes readable when the first one is due.
     TRY(out->m_loop->dispatch_pending());
@@ -59,12 +61,24 @@ std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& s
     return std::chrono::milliseconds(std::clamp(20 + 4 * updating, 20L, 1000L));
 }
 
-void ClusterWatches::on_slot_change(const std::string& shim) {
-    if (!m_waiting.contains(shim) || m_wake_armed) {
+void ClusterWatches::wait_for(std::set<std::string> shims) {
+    m_waiting = std::move(shims);
+    arm_expiry();
+}
+
+void ClusterWatches::on_slot_change(const std::string& shim, bool may_free) {
+    if (!m_waiting.contains(shim)) {
         return;
     }
-    std::uniform_int_distribution<long> draw(0, wake_jitter_bound(shim).count());
-    auto timer = m_loop->after(std::chrono::milliseconds(draw(m_rng)), [this] {
+    if (may_free && !m_wake_armed) {
+        std::uniform_int_distribution<long> draw(0, wake_jitter_bound(shim).count());
+        arm_wake(std::chrono::milliseconds(draw(m_rng)));
+    }
+    arm_expiry(); // a renewal moves it
+}
+
+void ClusterWatches::arm_wake(std::chrono::milliseconds delay) {
+    auto timer = m_loop->after(delay, [this] {
         m_wake_armed = false;
         m_wake_now = true;
     });
@@ -75,6 +89,30 @@ void ClusterWatches::on_slot_change(const std::string& shim) {
     }
     m_wake_timer = std::move(*timer);
     m_wake_armed = true;
+}
+
+void ClusterWatches::arm_expiry() {
+    std::optional<std::chrono::steady_clock::time_point> next;
+    for (const kube::SlotSeen& slot : slots().slots()) {
+        const kube::SlotLease& lease = slot.lease;
+        if (m_waiting.contains(lease.shim) && !lease.holder.empty() && lease.failed.empty()) {
+            const auto expiry = slot.seen + lease.duration;
+            next = next ? std::min(*next, expiry) : expiry;
+        }
+    }
+    m_expiry_timer.reset();
+    if (!next) {
+        return;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        *next - std::chrono::steady_clock::now());
+    std::uniform_int_distribution<long> jitter(0, 500);
+    auto timer = m_loop->after(std::max(left, std::chrono::milliseconds(0)) +
+                                   std::chrono::milliseconds(50 + jitter(m_rng)),
+                               [this] { m_wake_now = true; });
+    if (timer) {
+        m_expiry_timer = std::move(*timer);
+    }
 }
 
 daemon::ChangeSource ClusterWatches::change_source() {

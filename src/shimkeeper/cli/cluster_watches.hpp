@@ -33,10 +33,12 @@ public:
     const kube::ClusterFeed* feed() const { return m_watch.get(); }
     // The rollout slots as the Lease watch holds them.
     const kube::SlotBoard& slots() const { return m_coordinator->slots(); }
-    // The Shims the last reconcile could not take a slot for: a change of their slots wakes the
-    // daemon, after a random delay that grows with the nodes still to go (so that of a crowd
-    // of waiting nodes one tries first and the others see it take the slot).
-    void wait_for(std::set<std::string> shims) { m_waiting = std::move(shims); }
+    // The Shims the last reconcile could not take a slot for: one of their slots going or being
+    // released wakes the daemon, after a random delay that grows with the nodes still to go (so
+    // that of a crowd of waiting nodes one tries first and the others see it take the slot); so
+    // does the moment a held slot would expire unrenewed (its holder may have died: no event
+    // says so).
+    void wait_for(std::set<std::string> shims);
 
 private:
     ClusterWatches(std::unique_ptr<kube::CurlEventLoop> loop, const util::Log& log)
@@ -50,11 +52,14 @@ private:
     std::string m_last_problem;
     std::set<std::string> m_waiting;
     kube::SdSource m_wake_timer;
+    kube::SdSource m_expiry_timer;
     bool m_wake_armed = false;
     bool m_wake_now = false;
     std::minstd_rand m_rng{std::random_device{}()};
 
-    void on_slot_change(const std::string& shim);
+    void on_slot_change(const std::string& shim, bool may_free);
+    void arm_wake(std::chrono::milliseconds delay);
+    void arm_expiry();
     std::chrono::milliseconds wake_jitter_bound(const std::string& shim) const;
 };
 

@@ -73,12 +73,12 @@ Coordinator::Coordinator(CurlEventLoop& loop, Client& client, CoordinatorSetting
                  m_settings.lease_duration, m_settings.renew_deadline, m_settings.retry_period}),
       m_events(client, std::move(source)), m_rng(std::random_device{}()) {
     // A slot that changes may halt or resume a rollout: the leader's next pass says so.
-    m_slots.set_listener([this](const std::string& shim) {
+    m_slots.set_listener([this](const std::string& shim, bool may_free) {
         if (m_leading) {
             on_change();
         }
         if (m_slot_listener) {
-            m_slot_listener(shim);
+            m_slot_listener(shim, may_free);
         }
     });
 }

@@ -71,9 +71,7 @@ public:
     bool leading() const { return m_leading; }
     // The rollout slots seen on the Lease watch, and a callback for when one changes.
     const SlotBoard& slots() const { return m_slots; }
-    void on_slot_change(std::function<void(const std::string& shim)> listener) {
-        m_slot_listener = std::move(listener);
-    }
+    void on_slot_change(SlotBoard::Listener listener) { m_slot_listener = std::move(listener); }
     const CoordinatorStats& stats() const { return m_stats; }
 
 private:
@@ -109,7 +107,7 @@ private:
 
     std::unique_ptr<Watch> m_lease_watch; // for the whole candidacy, not just a term
     SlotBoard m_slots;                    // fed by m_lease_watch
-    std::function<void(const std::string&)> m_slot_listener;
+    SlotBoard::Listener m_slot_listener;
     ClusterView m_view;
     bool m_shims_synced = false;
     bool m_nodes_synced = false;

@@ -61,9 +61,10 @@ void SlotBoard::put(const json& lease, std::chrono::steady_clock::time_point see
     }
     const std::string shim = parsed.shim;
     const std::string name = parsed.name; // the key must not be read from a moved-from lease
+    const bool released = parsed.holder.empty();
     m_slots[name] = SlotSeen{std::move(parsed), seen};
     if (m_listener) {
-        m_listener(shim);
+        m_listener(shim, released);
     }
 }
 
@@ -84,7 +85,7 @@ void SlotBoard::apply(const WatchEvent& event) {
             const std::string shim = it->second.lease.shim;
             it = m_slots.erase(it);
             if (m_listener) {
-                m_listener(shim);
+                m_listener(shim, true);
             }
         }
         m_synced = true;
@@ -102,7 +103,7 @@ void SlotBoard::apply(const WatchEvent& event) {
             const std::string shim = found->second.lease.shim;
             m_slots.erase(found);
             if (m_listener) {
-                m_listener(shim);
+                m_listener(shim, true);
             }
         }
         break;

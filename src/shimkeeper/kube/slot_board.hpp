@@ -20,8 +20,9 @@ namespace shimkeeper::kube {
 
 class SlotBoard {
 public:
-    // A slot Lease of `shim` appeared, changed or went.
-    using Listener = std::function<void(const std::string& shim)>;
+    // A slot Lease of `shim` appeared, changed or went; `may_free`: it went or was released, so
+    // a waiting node may now take it (a slot taken or renewed frees nothing).
+    using Listener = std::function<void(const std::string& shim, bool may_free)>;
 
     static SlotBoard from_list(const std::vector<nlohmann::json>& leases,
                                std::chrono::system_clock::time_point now);

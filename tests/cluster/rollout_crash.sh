@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 8, test 4: crashes during a rollout. 8 agents on sandbox roots, maxUpdate 2, downloads of
+# about three seconds.
+#   - a worker SIGKILLed while it holds a slot: its slot is taken over by another node once the
+#     lease (15 s, never renewed again) runs out, not before; restarted, the worker recovers and
+#     finishes;
+#   - the coordinator (the agent holding the coordinator Lease) SIGKILLed mid-rollout: another
+#     agent takes over and the rollout goes on (the coordinator resolves the status as before);
+#   - every node finishes, and the API server's record shows at most 2 holders at any moment and
+#     no node changing without a slot.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
+pass() { echo "ok: $*"; }
+kube_require_peers
+sk_init
+kube_up "$T/kube"
+command -v containerd >/dev/null || skip "containerd is needed for its default config"
+mkdir -p "$T/www"
+make_shim_archive "$(shim_binary_for demo)" "$T/www/demo.tar.gz"
+sk_start_server "$T/www"
+rate=$(($(stat -c %s "$T/www/demo.tar.gz") / 3))
+rollout_agents 1 8 rollout=yes
+nodes=(node-1 node-2 node-3 node-4 node-5 node-6 node-7 node-8)
+
+holders() { kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+for l in json.load(sys.stdin)["items"]:
+    if "-slot-" in l["metadata"]["name"]:
+        print(l["metadata"]["name"], l["spec"].get("holderIdentity", ""))'; }
+coordinator() { kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}'; }
+finished() { rollout_annotation "$1" demo | grep -q 'no-restart'; }
+all_finished() {
+    local node
+    for node in "${nodes[@]}"; do finished "$node" || return 1; done
+    [[ -z "$(holders)" ]]
+}
+restart_agent() {
+    "$SHIMKEEPER" --root "$T/roots/$1" run --no-restart --status-file /run/status.json \
+        >>"$T/roots/$1.log" 2>&1 &
+    ROLLOUT_PIDS[$1]=$!
+    sk_track $!
+}
+
+kube_wait_for 60 test -n "$(coordinator)" || fail "no coordinator was elected"
+rollout_record
+kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" \
+    "  nodeSelector: {rollout: \"yes\"}
+  rolloutStrategy: {rolling: {maxUpdate: 2}}" | kube_admin apply -f - >/dev/null
+
+# A worker that is not the coordinator, killed while it holds a slot.
+victim_holding() {
+    local slot holder lead
+    lead=$(coordinator)
+    while read -r slot holder; do
+        [[ -n $holder && $holder != "$lead" ]] && { echo "$slot $holder"; return 0; }
+    done < <(holders)
+    return 1
+}
+kube_wait_for 60 victim_holding >/dev/null || fail "no worker took a slot"
+read -r slot victim <<<"$(victim_holding)"
+kill -KILL "${ROLLOUT_PIDS[$victim]}"
+killed_at=$(date +%s.%N)
+taken_over() { holders | grep -q "^$slot " && ! holders | grep -q "^$slot $victim\$"; }
+kube_wait_for 60 taken_over || fail "$victim's slot $slot was never taken over"
+waited=$(python3 -c "print(round($(date +%s.%N) - $killed_at, 1))")
+python3 -c "import sys; sys.exit(0 if 12 <= $waited <= 25 else 1)" ||
+    fail "$victim's slot was taken over ${waited}s after the kill (lease 15 s)"
+pass "$victim was killed holding $slot; another node took it over ${waited}s later (lease 15 s)"
+
+lead=$(coordinator)
+kill -KILL "${ROLLOUT_PIDS[$lead]}"
+new_leader() { local h; h=$(coordinator); [[ -n $h && $h != "$lead" ]]; }
+kube_wait_for 60 new_leader || fail "nobody took over from coordinator $lead"
+pass "coordinator $lead killed; $(coordinator) took over"
+restart_agent "$victim"
+restart_agent "$lead"
+kube_wait_for 240 all_finished ||
+    fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done; holders)"
+report=$(rollout_check demo 2) || fail "the rollout broke its bound: $report"
+echo "$report"
+[[ "$(kube_admin get shim demo -o jsonpath='{.status.nodes.selected}')" == 8 ]] ||
+    fail "the new coordinator does not keep the status"
+pass "both restarted agents finished; all 8 nodes done, at most 2 at once, no change without a slot"
