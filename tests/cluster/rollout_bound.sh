@@ -43,15 +43,7 @@ log_of() { [[ $1 == node-[ab] ]] && echo "$T/${1#node-}/agent.log" || echo "$T/r
 
 # done_at NODE SHIM GENERATION: the node finished that generation (installed on a real node,
 # applied without restart on a sandbox root) and holds no slot.
-done_at() {
-    local state
-    state=$(rollout_annotation "$1" "$2")
-    [[ -n $state ]] && python3 -c 'import json, sys
-s = json.loads(sys.argv[1])
-ok = s["generation"] == int(sys.argv[2]) and (s["state"] == "installed" or
-     (s["state"] == "installing" and "no-restart" in s.get("reason", "")))
-sys.exit(0 if ok else 1)' "$state" "$3"
-}
+done_at() { rollout_finished "$1" "$2" "$3"; }
 all_done() {
     local node
     for node in "${@:3}"; do done_at "$node" "$1" "$2" || return 1; done

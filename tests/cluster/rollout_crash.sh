@@ -28,7 +28,7 @@ for l in json.load(sys.stdin)["items"]:
     if "-slot-" in l["metadata"]["name"]:
         print(l["metadata"]["name"], l["spec"].get("holderIdentity", ""))'; }
 coordinator() { kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}'; }
-finished() { rollout_annotation "$1" demo | grep -q 'no-restart'; }
+finished() { rollout_finished "$1" demo; }
 all_finished() {
     local node
     for node in "${nodes[@]}"; do finished "$node" || return 1; done

@@ -7,7 +7,8 @@
 #     shims` shows it), a Warning Event on the Shim; after the failure no node takes a slot, and
 #     the only nodes that change are those that held one then;
 #   - a new generation (the spec fixed: handler demo2) rolls out to all 8 nodes;
-#   - then a node's own problem (node-5's containerd config made unreadable) halts generation 3;
+#   - then a node's own problem (node-5's agent allowed downloads of 1000 bytes at most) halts
+#     generation 3;
 #     fixed on the node, `kubectl delete lease` of the failed slot resumes the same generation.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -46,14 +47,7 @@ shim_yaml() {
   rolloutStrategy: {rolling: {maxUpdate: 2}}"
 }
 state_of() { python3 -c 'import json, sys; s = json.loads(sys.argv[1] or "{}"); print("%s@%s" % (s.get("state"), s.get("generation")))' "$(rollout_annotation "$1" demo)"; }
-done_at() { # NODE GENERATION
-    local s
-    s=$(rollout_annotation "$1" demo)
-    [[ -n $s ]] && python3 -c 'import json, sys
-s = json.loads(sys.argv[1])
-sys.exit(0 if s["generation"] == int(sys.argv[2]) and (s["state"] == "installed" or
-         (s["state"] == "installing" and "no-restart" in s.get("reason", ""))) else 1)' "$s" "$2"
-}
+done_at() { rollout_finished "$1" demo "$2"; } # NODE GENERATION
 all_done() {
     local node
     for node in "${nodes[@]}"; do done_at "$node" "$1" || return 1; done
@@ -123,14 +117,15 @@ report=$(rollout_check demo 2) || fail "generation 2 broke its bound: $report"
 pass "generation 2 reached all 8 nodes; RolloutHalted is False"
 
 echo "--- generation 3: node-5's own problem halts it; fixed there, the failed slot deleted resumes it"
-cp "$T/roots/node-5/etc/containerd/config.toml" "$T/node-5-config.toml"
-echo '[[[ not toml' >>"$T/roots/node-5/etc/containerd/config.toml"
+agent_toml=$T/roots/node-5/etc/shimkeeper/shimkeeper.toml
+cp "$agent_toml" "$T/node-5-agent.toml"
+printf '\n[fetch]\nmax_size = 1000\n' >>"$agent_toml"
 shim_yaml v2 demo2 | kube_admin apply -f - >/dev/null
 kube_wait_for 120 halted True || fail "node-5's failure did not halt generation 3"
 read -r slot holder failed_rv <<<"$(failed_slot)"
 [[ $holder == node-5 ]] || fail "the failed slot is held by '$holder', not node-5"
 kube_wait_for 60 all_see_halt 3 || fail "not every waiting node saw the halt of generation 3"
-cp "$T/node-5-config.toml" "$T/roots/node-5/etc/containerd/config.toml"
+cp "$T/node-5-agent.toml" "$agent_toml"
 kube_admin -n shimkeeper-system delete lease "$slot" >/dev/null
 kube_wait_for 180 all_done 3 || fail "generation 3 did not resume: $(for n in "${nodes[@]}"; do echo "$n $(state_of "$n")"; done)"
 kube_wait_for 30 halted False || fail "RolloutHalted stayed $(halt_message)"

@@ -24,8 +24,8 @@ shim_yaml() {
         "  nodeSelector: {rollout: \"yes\"}
   rolloutStrategy: {rolling: {maxUpdate: \"$1\"}}"
 }
-finished() { # NODE: applied (without restart) at any generation, holding no slot
-    rollout_annotation "$1" demo | grep -q 'no-restart' &&
+finished() { # NODE: applied at any generation, holding no slot
+    rollout_finished "$1" demo &&
         ! kube_admin get leases -n shimkeeper-system -o jsonpath='{.items[*].spec.holderIdentity}' | grep -qw "$1"
 }
 count_finished() {

@@ -17,6 +17,8 @@
 #   rollout_log_order LOG SHIM     the agent log LOG has "took slot", then the committed change,
 #                                  then "released slot" for SHIM, in that order
 #   rollout_annotation NODE SHIM   the node's state JSON for SHIM (empty when none)
+#   rollout_finished NODE SHIM [GENERATION]   the node applied SHIM (at that generation): installed,
+#                                  or installing with "--no-restart" on a sandbox root
 #   rollout_rv                     the API server's current resourceVersion (a list's)
 
 declare -A ROLLOUT_PIDS=()
@@ -70,6 +72,16 @@ rollout_log_order() {
 rollout_annotation() {
     kube_admin get node "$1" -o json | python3 -c 'import json, sys
 print(json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1], ""))' "$2"
+}
+
+rollout_finished() {
+    local state
+    state=$(rollout_annotation "$1" "$2")
+    [[ -n $state ]] && python3 -c 'import json, sys
+s = json.loads(sys.argv[1])
+at = not sys.argv[2] or s["generation"] == int(sys.argv[2])
+sys.exit(0 if at and (s["state"] == "installed" or
+         (s["state"] == "installing" and "no-restart" in s.get("reason", ""))) else 1)' "$state" "${3:-}"
 }
 
 rollout_rv() {

@@ -1,6 +1,10 @@
 #include "shimkeeper/cli/status_cluster.hpp"
 
+#include "shimkeeper/kube/client.hpp"
 #include "shimkeeper/kube/node_state.hpp"
+#include "shimkeeper/kube/resource.hpp"
+#include "shimkeeper/kube/rollout_policy.hpp"
+#include "shimkeeper/kube/slot_lease.hpp"
 
 #include <iostream>
 
@@ -23,6 +27,85 @@ std::string selection_reason(const kube::ShimSeen& shim) {
                 (value.is_string() ? value.get<std::string>() : value.dump());
     }
     return "nodeSelector " + text + (shim.selects ? " matches" : " does not match");
+}
+
+// The rollout of a Shim as the slot Leases show it (none read: no slots known).
+json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotLease>* slots) {
+    auto policy = kube::rollout_policy_of(shim.object);
+    if (!policy) {
+        return {{"error", policy.error().message()}};
+    }
+    if (!policy->rolling) {
+        return {{"strategy", "recreate"}};
+    }
+    json out{{"strategy", "rolling"}};
+    if (auto count = kube::slots_for_node(*policy, shim.object)) {
+        out["slots"] = *count;
+    }
+    if (slots == nullptr) {
+        return out;
+    }
+    const std::string uid = shim.object.value(json::json_pointer("/metadata/uid"), std::string());
+    json holders = json::array();
+    for (const kube::SlotLease& lease : *slots) {
+        if (lease.shim != shim.name || lease.uid != uid || lease.holder.empty()) {
+            continue;
+        }
+        json holder{{"slot", lease.name}, {"node", lease.holder}, {"generation", lease.generation}};
+        if (!lease.failed.empty()) {
+            holder["failed"] = lease.failed;
+            if (lease.generation == shim.generation) {
+                out["halted"] = "node " + lease.holder + " failed: " + lease.failed +
+                                " (resume: a new generation, or delete Lease " + lease.name + ")";
+            }
+        }
+        holders.push_back(std::move(holder));
+    }
+    out["holders"] = std::move(holders);
+    return out;
+}
+
+// The slot Leases, when the API server answers; nullopt otherwise (status still works).
+std::optional<std::vector<kube::SlotLease>> read_slots(const kube::ClusterSource& source) {
+    auto client = kube::Client::from_kubeconfig(source.agent_kubeconfig());
+    if (!client) {
+        return std::nullopt;
+    }
+    auto leases = client->list(kube::leases_resource(), source.settings().namespace_name);
+    if (!leases) {
+        return std::nullopt;
+    }
+    std::vector<kube::SlotLease> out;
+    for (const json& lease : leases->items) {
+        if (kube::SlotLease parsed = kube::slot_lease_of(lease); !parsed.shim.empty()) {
+            out.push_back(std::move(parsed));
+        }
+    }
+    return out;
+}
+
+void print_rollout(const json& rollout) {
+    std::cout << "    rollout: ";
+    if (rollout.contains("error")) {
+        std::cout << rollout["error"].get<std::string>() << "\n";
+        return;
+    }
+    std::cout << rollout["strategy"].get<std::string>();
+    if (rollout.contains("slots")) {
+        std::cout << ", " << rollout["slots"].get<int>() << " slot(s)";
+    }
+    if (rollout.contains("holders")) {
+        std::string names;
+        for (const auto& holder : rollout["holders"]) {
+            names += (names.empty() ? "" : ", ") + holder["node"].get<std::string>() +
+                     (holder.contains("failed") ? " (failed)" : "");
+        }
+        std::cout << "; held by " << (names.empty() ? "nobody" : names);
+    }
+    std::cout << "\n";
+    if (rollout.contains("halted")) {
+        std::cout << "    HALTED: " << rollout["halted"].get<std::string>() << "\n";
+    }
 }
 
 } // namespace
@@ -50,6 +133,7 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
         out["error"] = reading->problem;
     }
     const kube::NodeShimKeys keys = kube::shim_keys_of(reading->view.node);
+    const auto slots = reading->live ? read_slots(source) : std::nullopt;
     json shims = json::array();
     for (const auto& shim : reading->shims) {
         json entry{{"name", shim.name},
@@ -66,6 +150,9 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
             }
         }
         entry["labelled"] = keys.labels.contains(shim.name);
+        if (shim.selects || keys.annotations.contains(shim.name)) {
+            entry["rollout"] = rollout_json(shim, slots ? &*slots : nullptr);
+        }
         shims.push_back(std::move(entry));
     }
     out["shims"] = std::move(shims);
@@ -113,6 +200,9 @@ void print_cluster_status(const json& cluster) {
             }
         }
         std::cout << "\n";
+        if (shim.contains("rollout")) {
+            print_rollout(shim["rollout"]);
+        }
     }
 }
 

@@ -219,7 +219,8 @@ json CoordinatorPass::with_rollout(const json& shim, const Rollup& rollup, json 
     }
     status["conditions"] = merge_conditions(status["conditions"], {rollout.halted},
                                             rollup.generation, util::now_rfc3339());
-    const json* before = find_condition(current.value("conditions", json()), "RolloutHalted");
+    const json conditions_now = current.value("conditions", json()); // outlives `before`
+    const json* before = find_condition(conditions_now, "RolloutHalted");
     if (rollout.halted.status == ConditionStatus::true_ &&
         (before == nullptr || before->value("status", "") != "True" ||
          before->value("observedGeneration", 0L) != rollup.generation)) {
