@@ -15,7 +15,6 @@ source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
-pass() { echo "ok: $*"; }
 kube_require_peers
 node_reexec_in_namespace "$@"
 sk_init

@@ -6,14 +6,7 @@
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
-pass() { echo "ok: $*"; }
-kube_require_peers
-sk_init
-kube_up "$T/kube"
-command -v containerd >/dev/null || skip "containerd is needed for its default config"
-mkdir -p "$T/www"
-make_shim_archive "$(shim_binary_for demo)" "$T/www/demo.tar.gz"
-sk_start_server "$T/www"
+rollout_testbed
 # Two seconds a download: the change of maxUpdate lands while nodes still wait.
 rate=$(($(stat -c %s "$T/www/demo.tar.gz") / 2))
 rollout_agents 1 8 rollout=yes

@@ -1,8 +1,12 @@
 # shellcheck shell=bash
 # Helpers for the rollout scenarios (tests/cluster/rollout_*.sh) and bench/rollout: many agents on
 # sandbox roots against the real API server, and a record of the rollout as the API server saw it.
-# Source after common.sh and kube_harness.sh, with kube_up done and an artifact server started.
+# Source after common.sh and kube_harness.sh; then rollout_testbed, or kube_up and an artifact
+# server of the test's own.
 #
+#   rollout_testbed                the control plane up and $T/www/demo.tar.gz served (SERVER_URL),
+#                                  or skip (77) without the peers or containerd
+#   pass MSG                       a step done
 #   rollout_root DIR NODE          a sandbox root whose agent acts for NODE (agent identity): a
 #                                  containerd config, no containerd; a transaction there is fetch,
 #                                  verify, store, links and config edit, no restart
@@ -22,6 +26,18 @@
 #   rollout_rv                     the API server's current resourceVersion (a list's)
 
 declare -A ROLLOUT_PIDS=()
+
+pass() { echo "ok: $*"; }
+
+rollout_testbed() {
+    kube_require_peers
+    sk_init
+    command -v containerd >/dev/null || skip "containerd is needed for its default config"
+    kube_up "$T/kube"
+    mkdir -p "$T/www"
+    make_shim_archive "$(shim_binary_for demo)" "$T/www/demo.tar.gz"
+    sk_start_server "$T/www"
+}
 
 rollout_root() {
     mkdir -p "$1/etc/containerd" "$1/etc/shimkeeper/shims.d"
