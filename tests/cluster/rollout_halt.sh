@@ -72,8 +72,7 @@ rollout_record
 echo "--- generation 1: node-a fails"
 for node in "${nodes[@]:1}"; do kill -STOP "${ROLLOUT_PIDS[$node]}"; done
 shim_yaml v1 demo | kube_admin apply -f - >/dev/null
-a_holds() { kube_admin get leases -n shimkeeper-system -o jsonpath='{.items[*].spec.holderIdentity}' | grep -qw node-a; }
-kube_wait_for 60 a_holds || fail "node-a never took a slot: $(tail -n 20 "$T/a/agent.log")"
+kube_wait_for 60 rollout_holds node-a || fail "node-a never took a slot: $(tail -n 20 "$T/a/agent.log")"
 for node in "${nodes[@]:1}"; do kill -CONT "${ROLLOUT_PIDS[$node]}"; done
 kube_wait_for 120 halted True || fail "RolloutHalted never became True: $(kube_admin get shim demo -o jsonpath='{.status}')"
 read -r slot holder failed_rv <<<"$(failed_slot)"
@@ -85,6 +84,8 @@ read -r slot holder failed_rv <<<"$(failed_slot)"
 kube_admin get shims | grep -E '^demo .* True ' >/dev/null || fail "kubectl get shims does not show the halt: $(kube_admin get shims)"
 kube_admin get events -A -o json | grep -q '"reason": "RolloutHalted"' || fail "no RolloutHalted Event"
 kube_wait_for 60 all_see_halt 1 || fail "not every waiting node saw the halt"
+status=$("$SHIMKEEPER" --root "$T/roots/node-7" status)
+grep -q "HALTED: node node-a failed" <<<"$status" || fail "shimkeeper status on node-7 does not show the halt: $status"
 # Every holder of a slot at the failure finishes; nobody takes a slot afterwards.
 report=$(rollout_check demo 2) || fail "generation 1 broke its bound: $report"
 echo "$report"

@@ -23,6 +23,7 @@
 #   rollout_annotation NODE SHIM   the node's state JSON for SHIM (empty when none)
 #   rollout_finished NODE SHIM [GENERATION]   the node applied SHIM (at that generation): installed,
 #                                  or installing with "--no-restart" on a sandbox root
+#   rollout_holds NODE             NODE holds a rollout slot now
 #   rollout_rv                     the API server's current resourceVersion (a list's)
 
 declare -A ROLLOUT_PIDS=()
@@ -98,6 +99,12 @@ s = json.loads(sys.argv[1])
 at = not sys.argv[2] or s["generation"] == int(sys.argv[2])
 sys.exit(0 if at and (s["state"] == "installed" or
          (s["state"] == "installing" and "no-restart" in s.get("reason", ""))) else 1)' "$state" "${3:-}"
+}
+
+rollout_holds() {
+    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+sys.exit(not any("-slot-" in l["metadata"]["name"] and l["spec"].get("holderIdentity") == sys.argv[1]
+                 for l in json.load(sys.stdin)["items"]))' "$1"
 }
 
 rollout_rv() {

@@ -143,11 +143,9 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
             const kube::SlotDecision decision =
                 kube::decide_slot(slots, *need.target, me, std::chrono::steady_clock::now(), start);
             using Kind = kube::SlotDecision::Kind;
-            if (decision.kind == Kind::hold) {
-                m_held.push_back({*need.target, decision.existing->lease.object});
-                continue;
-            }
-            if (decision.kind == Kind::take) {
+            // A slot still ours (from before a restart) is written again too, at the version
+            // seen: it may have expired meanwhile and been taken, and a 409 says so.
+            if (decision.kind == Kind::hold || decision.kind == Kind::take) {
                 auto taken = keeper.take(*need.target, decision);
                 if (!taken) {
                     m_waiting[need.shim] = taken.error().message();
