@@ -7,8 +7,8 @@ source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
 rollout_testbed
-# Four seconds a download: the change of maxUpdate lands while most nodes still wait.
-rate=$(($(stat -c %s "$T/www/demo.tar.gz") / 4))
+# Eight seconds a download: the change of maxUpdate lands while most nodes still wait.
+rate=$(($(stat -c %s "$T/www/demo.tar.gz") / 8))
 # node-0 is not selected: it is the coordinator, started first. An agent runs its own transaction
 # and the coordinator's passes on one thread, so a coordinator that is itself rolling out resolves
 # the new percentage only after its own transaction: a delay this test is not about.
