@@ -26,6 +26,7 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
         kube::EventSource{"shimkeeper.containerd.x-k8s.io/coordinator",
                           "shimkeeper-" + source.node_name()},
         log);
+    out->m_node_name = source.node_name();
     out->m_coordinator->on_slot_change(
         [watches = out.get()](const std::string& shim, bool may_free) {
             watches->on_slot_change(shim, may_free);
@@ -61,9 +62,24 @@ std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& s
     return std::chrono::milliseconds(std::clamp(20 + 4 * updating, 20L, 1000L));
 }
 
-void ClusterWatches::wait_for(std::set<std::string> shims) {
+void ClusterWatches::wait_for(std::map<std::string, std::optional<kube::RolloutTarget>> shims) {
     m_waiting = std::move(shims);
     arm_expiry();
+}
+
+bool ClusterWatches::slot_free_for_us() const {
+    const std::vector<kube::SlotSeen> seen = slots().slots();
+    const auto now = std::chrono::steady_clock::now();
+    for (const auto& [shim, target] : m_waiting) {
+        if (!target) {
+            continue; // the coordinator's status wakes this one (ClusterWatch)
+        }
+        const auto kind = kube::decide_slot(seen, *target, m_node_name, now, 0).kind;
+        if (kind == kube::SlotDecision::Kind::take || kind == kube::SlotDecision::Kind::hold) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void ClusterWatches::on_slot_change(const std::string& shim, bool may_free) {
@@ -80,7 +96,7 @@ void ClusterWatches::on_slot_change(const std::string& shim, bool may_free) {
 void ClusterWatches::arm_wake(std::chrono::milliseconds delay) {
     auto timer = m_loop->after(delay, [this] {
         m_wake_armed = false;
-        m_wake_now = true;
+        m_wake_now = m_wake_now || slot_free_for_us();
     });
     if (!timer) {
         m_log.warning("rollout: " + timer.error().message());
@@ -109,7 +125,7 @@ void ClusterWatches::arm_expiry() {
     std::uniform_int_distribution<long> jitter(0, 500);
     auto timer = m_loop->after(std::max(left, std::chrono::milliseconds(0)) +
                                    std::chrono::milliseconds(50 + jitter(m_rng)),
-                               [this] { m_wake_now = true; });
+                               [this] { m_wake_now = m_wake_now || slot_free_for_us(); });
     if (timer) {
         m_expiry_timer = std::move(*timer);
     }

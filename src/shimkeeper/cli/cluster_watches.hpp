@@ -38,7 +38,9 @@ public:
     // that of a crowd of waiting nodes one tries first and the others see it take the slot); so
     // does the moment a held slot would expire unrenewed (its holder may have died: no event
     // says so).
-    void wait_for(std::set<std::string> shims);
+    // A wake finds first whether the board now has a slot this node could take (decide_slot), so
+    // the nodes that see a slot already taken stay asleep: waiting costs a crowd no reconciles.
+    void wait_for(std::map<std::string, std::optional<kube::RolloutTarget>> shims);
 
 private:
     ClusterWatches(std::unique_ptr<kube::CurlEventLoop> loop, const util::Log& log)
@@ -50,7 +52,8 @@ private:
     std::unique_ptr<kube::Coordinator> m_coordinator;
     const util::Log& m_log;
     std::string m_last_problem;
-    std::set<std::string> m_waiting;
+    std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting;
+    std::string m_node_name;
     kube::SdSource m_wake_timer;
     kube::SdSource m_expiry_timer;
     bool m_wake_armed = false;
@@ -59,6 +62,7 @@ private:
 
     void on_slot_change(const std::string& shim, bool may_free);
     void arm_wake(std::chrono::milliseconds delay);
+    bool slot_free_for_us() const;
     void arm_expiry();
     std::chrono::milliseconds wake_jitter_bound(const std::string& shim) const;
 };

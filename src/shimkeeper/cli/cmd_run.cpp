@@ -100,11 +100,8 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     const std::map<std::string, std::string> waiting =
         *gate ? (*gate)->waiting() : std::map<std::string, std::string>{};
     if (watches != nullptr) {
-        std::set<std::string> names;
-        for (const auto& [name, why] : waiting) {
-            names.insert(name);
-        }
-        watches->wait_for(std::move(names));
+        watches->wait_for(*gate ? (*gate)->waiting_for()
+                                : std::map<std::string, std::optional<kube::RolloutTarget>>{});
     }
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);

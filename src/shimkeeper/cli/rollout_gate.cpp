@@ -167,6 +167,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
             }
         }
         held_back.insert(need.shim);
+        m_waiting_for[need.shim] = need.target;
     }
     if (!m_held.empty()) {
         m_renewal = std::make_unique<kube::SlotRenewal>(

@@ -52,6 +52,11 @@ public:
     util::Expected<spec::DesiredShims> admit(const spec::DesiredShims& desired);
     // Shim -> why it waits (halted, every slot busy, ...).
     const std::map<std::string, std::string>& waiting() const { return m_waiting; }
+    // Shim -> what it waits to roll out (nullopt: the slot count is not resolved yet), so that a
+    // watcher can tell whether a change of the slots frees one for this node.
+    const std::map<std::string, std::optional<kube::RolloutTarget>>& waiting_for() const {
+        return m_waiting_for;
+    }
     // Releases the slots held (the transaction committed) or marks them failed.
     void finish(const util::Expected<reconcile::Outcome>& outcome);
 
@@ -64,6 +69,7 @@ private:
     kube::SlotBoard m_listed;
     const kube::SlotBoard* m_watched;
     std::map<std::string, std::string> m_waiting;
+    std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting_for;
     std::vector<kube::HeldSlot> m_held;
     std::unique_ptr<kube::SlotRenewal> m_renewal;
 };
