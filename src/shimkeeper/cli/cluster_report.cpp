@@ -1,5 +1,6 @@
 #include "shimkeeper/cli/cluster_report.hpp"
 
+#include "shimkeeper/kube/shim_object.hpp"
 #include "shimkeeper/reconcile/record.hpp"
 #include "shimkeeper/util/utc_time.hpp"
 
@@ -14,7 +15,7 @@ using kube::ShimState;
 const store::InstalledShim* from_cluster(const store::StoreState& state, const std::string& name) {
     const store::Generation* current = state.current_generation();
     const store::InstalledShim* record = current ? current->find(name) : nullptr;
-    return record != nullptr && record->origin.starts_with("Shim/" + name + "@") ? record : nullptr;
+    return record != nullptr && kube::is_origin_of_shim(record->origin, name) ? record : nullptr;
 }
 
 NodeShimState state_of(ShimState state, long generation, std::string digest = {},
@@ -25,7 +26,7 @@ NodeShimState state_of(ShimState state, long generation, std::string digest = {}
 // The desired spec a Shim became, when it is among the desired shims.
 const spec::ShimSpec* desired_from(const spec::DesiredShims& desired, const std::string& name) {
     for (const auto& spec : desired.shims) {
-        if (spec.name == name && spec.location.to_string().starts_with("Shim/")) {
+        if (spec.name == name && kube::is_origin_of_shim(spec.location.to_string(), name)) {
             return &spec;
         }
     }

@@ -1,6 +1,7 @@
 #include "shimkeeper/cli/rollout_gate.hpp"
 
 #include "shimkeeper/kube/rollout_policy.hpp"
+#include "shimkeeper/kube/shim_object.hpp"
 #include "shimkeeper/reconcile/record.hpp"
 
 #include <algorithm>
@@ -11,10 +12,6 @@ namespace shimkeeper::cli {
 namespace {
 
 using nlohmann::json;
-
-bool from_cluster_object(const std::string& origin, const std::string& name) {
-    return origin.starts_with("Shim/" + name + "@");
-}
 
 const store::InstalledShim* running(const store::StoreState& state, const std::string& name) {
     const store::Generation* current = state.current_generation();
@@ -36,7 +33,7 @@ std::vector<SlotNeed> slot_needs(const kube::ClusterReading& reading,
         bool file_owns = false;
         for (const spec::ShimSpec& spec : desired.shims) {
             if (spec.name == shim.name) {
-                if (from_cluster_object(spec.location.to_string(), shim.name)) {
+                if (kube::is_origin_of_shim(spec.location.to_string(), shim.name)) {
                     want = &spec;
                 } else {
                     file_owns = true;
@@ -44,7 +41,7 @@ std::vector<SlotNeed> slot_needs(const kube::ClusterReading& reading,
             }
         }
         const store::InstalledShim* have = running(state, shim.name);
-        if (file_owns || (have != nullptr && !from_cluster_object(have->origin, shim.name))) {
+        if (file_owns || (have != nullptr && !kube::is_origin_of_shim(have->origin, shim.name))) {
             continue;
         }
         if (want == nullptr && have == nullptr) {
@@ -77,7 +74,7 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
     spec::DesiredShims out = desired;
     std::erase_if(out.shims, [&](const spec::ShimSpec& spec) {
         return held_back.contains(spec.name) &&
-               from_cluster_object(spec.location.to_string(), spec.name);
+               kube::is_origin_of_shim(spec.location.to_string(), spec.name);
     });
     const store::Generation* current = state.current_generation();
     for (const std::string& name : held_back) {
@@ -98,25 +95,11 @@ RolloutGate::for_context(const Context& ctx, const kube::SlotBoard* watched) {
         return nullptr;
     }
     auto client = TRY(kube::Client::from_kubeconfig(ctx.cluster->agent_kubeconfig()));
-    kube::SlotBoard listed;
-    // An API server that does not answer holds every slotted change back (admit says so).
-    const bool live = ctx.cluster->last_reading()->live;
-    if (live && (watched == nullptr || !watched->synced())) {
-        auto leases = client.list(kube::leases_resource(), ctx.cluster->settings().namespace_name);
-        if (!leases) {
-            return std::unexpected(
-                std::move(leases.error()).with_context("reading the rollout slots"));
-        }
-        listed = kube::SlotBoard::from_list(leases->items, std::chrono::system_clock::now());
-        watched = nullptr;
-    }
-    return std::unique_ptr<RolloutGate>(
-        new RolloutGate(ctx, std::move(client), std::move(listed), watched));
+    return std::unique_ptr<RolloutGate>(new RolloutGate(ctx, std::move(client), watched));
 }
 
-RolloutGate::RolloutGate(const Context& ctx, kube::Client client, kube::SlotBoard board,
-                         const kube::SlotBoard* watched)
-    : m_ctx(ctx), m_client(std::move(client)), m_listed(std::move(board)), m_watched(watched) {}
+RolloutGate::RolloutGate(const Context& ctx, kube::Client client, const kube::SlotBoard* watched)
+    : m_ctx(ctx), m_client(std::move(client)), m_watched(watched) {}
 
 RolloutGate::~RolloutGate() = default;
 
@@ -130,7 +113,16 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     const std::string& me = m_ctx.cluster->node_name();
     kube::SlotKeeper keeper(m_client, m_ctx.cluster->settings().namespace_name, me,
                             k_slot_lease_duration);
-    const std::vector<kube::SlotSeen> slots = m_watched ? m_watched->slots() : m_listed.slots();
+    // The daemon's watched slots; otherwise (apply, or a watch not synced yet) one list, read
+    // only now that a Shim needs a slot. An API server that does not answer holds every slotted
+    // change back (below).
+    std::vector<kube::SlotSeen> slots;
+    if (m_watched != nullptr && m_watched->synced()) {
+        slots = m_watched->slots();
+    } else if (reading.live) {
+        slots =
+            TRY(kube::read_slot_board(m_client, m_ctx.cluster->settings().namespace_name)).slots();
+    }
     // Nodes start their search at different slots, so that a crowd does not race for slot 0.
     const auto start = static_cast<unsigned>(std::hash<std::string>{}(me));
     std::set<std::string> held_back;

@@ -6,7 +6,8 @@
 //
 // Decisions (ARCHITECTURE.md): a node whose change for a Shim is nothing (already at the spec, a
 // new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate waits
-// for the coordinator's `status.slots`; `apply` judges the slots from one list (no watch).
+// for the coordinator's `status.slots`; `apply` judges the slots from one list (no watch), read
+// only when some Shim needs a slot.
 #pragma once
 
 #include "shimkeeper/cli/context.hpp"
@@ -41,8 +42,8 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
 
 class RolloutGate {
 public:
-    // nullptr without [kube] or a reading. `watched`: the daemon's board; nullptr reads the
-    // slots once (apply).
+    // nullptr without [kube] or a reading. `watched`: the daemon's board; nullptr (apply) or not
+    // synced yet: admit() lists the slots once, if any Shim needs one.
     static util::Expected<std::unique_ptr<RolloutGate>> for_context(const Context& ctx,
                                                                     const kube::SlotBoard* watched);
     ~RolloutGate();
@@ -61,12 +62,10 @@ public:
     void finish(const util::Expected<reconcile::Outcome>& outcome);
 
 private:
-    RolloutGate(const Context& ctx, kube::Client client, kube::SlotBoard board,
-                const kube::SlotBoard* watched);
+    RolloutGate(const Context& ctx, kube::Client client, const kube::SlotBoard* watched);
 
     const Context& m_ctx;
     kube::Client m_client;
-    kube::SlotBoard m_listed;
     const kube::SlotBoard* m_watched;
     std::map<std::string, std::string> m_waiting;
     std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting_for;

@@ -2,9 +2,8 @@
 
 #include "shimkeeper/kube/client.hpp"
 #include "shimkeeper/kube/node_state.hpp"
-#include "shimkeeper/kube/resource.hpp"
 #include "shimkeeper/kube/rollout_policy.hpp"
-#include "shimkeeper/kube/slot_lease.hpp"
+#include "shimkeeper/kube/slot_board.hpp"
 
 #include <iostream>
 
@@ -30,7 +29,7 @@ std::string selection_reason(const kube::ShimSeen& shim) {
 }
 
 // The rollout of a Shim as the slot Leases show it (none read: no slots known).
-json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotLease>* slots) {
+json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotSeen>* slots) {
     auto policy = kube::rollout_policy_of(shim.object);
     if (!policy) {
         return {{"error", policy.error().message()}};
@@ -39,49 +38,44 @@ json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotLease>
         return {{"strategy", "recreate"}};
     }
     json out{{"strategy", "rolling"}};
-    if (auto count = kube::slots_for_node(*policy, shim.object)) {
+    const auto count = kube::slots_for_node(*policy, shim.object);
+    if (count) {
         out["slots"] = *count;
     }
     if (slots == nullptr) {
         return out;
     }
-    const std::string uid = shim.object.value(json::json_pointer("/metadata/uid"), std::string());
+    const kube::RolloutTarget target{
+        shim.name, shim.object.value(json::json_pointer("/metadata/uid"), std::string()),
+        shim.generation, count.value_or(1)};
     json holders = json::array();
-    for (const kube::SlotLease& lease : *slots) {
-        if (lease.shim != shim.name || lease.uid != uid || lease.holder.empty()) {
+    for (const kube::SlotSeen& slot : *slots) {
+        const kube::SlotLease& lease = slot.lease;
+        if (lease.shim != shim.name || lease.uid != target.uid || lease.holder.empty()) {
             continue;
         }
         json holder{{"slot", lease.name}, {"node", lease.holder}, {"generation", lease.generation}};
         if (!lease.failed.empty()) {
             holder["failed"] = lease.failed;
-            if (lease.generation == shim.generation) {
-                out["halted"] = "node " + lease.holder + " failed: " + lease.failed +
-                                " (resume: a new generation, or delete Lease " + lease.name + ")";
-            }
         }
         holders.push_back(std::move(holder));
     }
     out["holders"] = std::move(holders);
+    if (const kube::SlotSeen* failed = kube::failed_slot(*slots, target)) {
+        out["halted"] = "node " + failed->lease.holder + " failed: " + failed->lease.failed +
+                        " (resume: a new generation, or delete Lease " + failed->lease.name + ")";
+    }
     return out;
 }
 
 // The slot Leases, when the API server answers; nullopt otherwise (status still works).
-std::optional<std::vector<kube::SlotLease>> read_slots(const kube::ClusterSource& source) {
+std::optional<std::vector<kube::SlotSeen>> read_slots(const kube::ClusterSource& source) {
     auto client = kube::Client::from_kubeconfig(source.agent_kubeconfig());
     if (!client) {
         return std::nullopt;
     }
-    auto leases = client->list(kube::leases_resource(), source.settings().namespace_name);
-    if (!leases) {
-        return std::nullopt;
-    }
-    std::vector<kube::SlotLease> out;
-    for (const json& lease : leases->items) {
-        if (kube::SlotLease parsed = kube::slot_lease_of(lease); !parsed.shim.empty()) {
-            out.push_back(std::move(parsed));
-        }
-    }
-    return out;
+    auto board = kube::read_slot_board(*client, source.settings().namespace_name);
+    return board ? std::optional(board->slots()) : std::nullopt;
 }
 
 void print_rollout(const json& rollout) {

@@ -232,6 +232,7 @@ util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string&
 
     spec::ShimSpec spec;
     spec.name = identity.name;
+    // is_origin_of_shim reads this shape back.
     spec.location = {
         reader.object() + "@" + shim["metadata"].value("resourceVersion", std::string("?")), 0, 0};
     spec.handler = identity.handler;
@@ -281,6 +282,11 @@ bool selects_node(const json& shim, const std::map<std::string, std::string>& la
         }
     }
     return true;
+}
+
+bool is_origin_of_shim(std::string_view origin, std::string_view name) {
+    const std::string prefix = "Shim/" + std::string(name) + "@";
+    return origin.starts_with(prefix);
 }
 
 } // namespace shimkeeper::kube

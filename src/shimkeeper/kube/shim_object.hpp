@@ -21,6 +21,10 @@ namespace shimkeeper::kube {
 // the field: "Shim/spin-v2: spec.handler ...". ErrorCode::invalid_input.
 util::Expected<spec::ShimSpec> shim_spec_of(const nlohmann::json& shim, const std::string& arch);
 
+// Whether an origin (a spec's location, a stored record's origin) is the one shim_spec_of gives
+// the Shim `name`: what tells a cluster shim from a file's on the node.
+bool is_origin_of_shim(std::string_view origin, std::string_view name);
+
 // What the cluster side needs of a Shim, checked as shim_spec_of checks it (the coordinator
 // needs no fetch source, and must not refuse a Shim for lacking this node's architecture).
 struct ShimIdentity {

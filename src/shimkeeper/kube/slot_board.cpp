@@ -1,5 +1,7 @@
 #include "shimkeeper/kube/slot_board.hpp"
 
+#include "shimkeeper/kube/resource.hpp"
+
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -118,6 +120,14 @@ std::vector<SlotSeen> SlotBoard::slots() const {
         out.push_back(slot);
     }
     return out;
+}
+
+util::Expected<SlotBoard> read_slot_board(Client& client, std::string_view ns) {
+    auto leases = client.list(leases_resource(), ns);
+    if (!leases) {
+        return std::unexpected(std::move(leases.error()).with_context("reading the rollout slots"));
+    }
+    return SlotBoard::from_list(leases->items, std::chrono::system_clock::now());
 }
 
 } // namespace shimkeeper::kube

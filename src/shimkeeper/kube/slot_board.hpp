@@ -7,6 +7,7 @@
 // Lease's age is then taken from its renewTime against this host's clock, the only clock there is.
 #pragma once
 
+#include "shimkeeper/kube/client.hpp"
 #include "shimkeeper/kube/slot_lease.hpp"
 #include "shimkeeper/kube/watch_state.hpp"
 
@@ -41,5 +42,8 @@ private:
     bool m_synced = false;
     Listener m_listener;
 };
+
+// One list of the namespace's Leases, as a board (from_list): for commands without the watch.
+util::Expected<SlotBoard> read_slot_board(Client& client, std::string_view ns);
 
 } // namespace shimkeeper::kube
