@@ -1,5 +1,6 @@
 // The node side of a rolling rollout, pure parts: which Shims need a slot before this node may
-// change them, and the desired state with those the node may not change yet held as they run.
+// change them, the desired state with those the node may not change yet held as they run, and
+// which slot the daemon took between reconciles the next reconcile may use.
 #include "shimkeeper/cli/cluster_report.hpp"
 #include "shimkeeper/cli/rollout_gate.hpp"
 #include "unit/cli_cluster_fixtures.hpp"
@@ -115,6 +116,40 @@ TEST(CliRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
                                      {{"upgraded", "waiting for a rollout slot"}});
     EXPECT_FALSE(report.wanted.contains("upgraded"));
     EXPECT_EQ(std::ranges::find(report.forget, "upgraded"), report.forget.end());
+}
+
+ClaimedSlots claim(const kube::RolloutTarget& target, std::chrono::steady_clock::time_point at) {
+    json lease = {
+        {"metadata", {{"name", kube::slot_lease_name(target.shim, 0)}, {"resourceVersion", "7"}}}};
+    return {{target.shim, ClaimedSlot{kube::HeldSlot{target, lease}, at}}};
+}
+
+TEST(CliRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNow) {
+    const auto now = std::chrono::steady_clock::now();
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2}, now - std::chrono::seconds(1));
+    auto used = use_claimed(claimed, {"demo", "u-demo", 3, 5}, now);
+    ASSERT_TRUE(used);
+    EXPECT_EQ(used->lease["metadata"]["resourceVersion"], "7"); // the version to renew from
+    EXPECT_EQ(used->target.slots, 5);
+    EXPECT_TRUE(claimed.empty());
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 5}, now));
+}
+
+TEST(CliRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeReleased) {
+    const auto now = std::chrono::steady_clock::now();
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2}, now);
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 4, 2}, now));
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-other", 3, 2}, now));
+    EXPECT_FALSE(use_claimed(claimed, {"other", "u-demo", 3, 2}, now));
+    EXPECT_EQ(claimed.size(), 1U);
+}
+
+TEST(CliRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARenewal) {
+    const auto now = std::chrono::steady_clock::now();
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2},
+                                 now - k_slot_lease_duration / 3 - std::chrono::milliseconds(1));
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 2}, now));
+    EXPECT_EQ(claimed.size(), 1U);
 }
 
 } // namespace

@@ -27,6 +27,7 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
                           "shimkeeper-" + source.node_name()},
         log);
     out->m_node_name = source.node_name();
+    out->m_namespace = settings.ns;
     out->m_coordinator->on_slot_change(
         [watches = out.get()](const std::string& shim, bool may_free) {
             watches->on_slot_change(shim, may_free);
@@ -46,9 +47,11 @@ ClusterWatches::~ClusterWatches() {
     }
 }
 
-// Decision (ARCHITECTURE.md): jitter, not a queue. The bound is 20 ms plus 4 ms for each node the
-// coordinator counts as still updating, at most a second: the first of n uniform draws comes
-// after about bound/n, and the rest see its slot taken before their own turn.
+// Decision (ARCHITECTURE.md): jitter, not a queue. The bound is 20 ms plus 10 ms for each node
+// the coordinator counts as still updating (waiting or holding), at most 10 s: the first of n
+// uniform draws comes after about bound/n = 10 ms, about as long as its take (one request) takes
+// to reach the others' boards, so about one more node tries and loses (a 409, no reconcile). With
+// 4 ms a node and a 1 s cap, 1000 waiting nodes sent ~14 losing creates for every slot freed.
 std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& shim) const {
     long updating = 0;
     if (auto snapshot = m_watch->current()) {
@@ -59,7 +62,7 @@ std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& s
             }
         }
     }
-    return std::chrono::milliseconds(std::clamp(20 + 4 * updating, 20L, 1000L));
+    return std::chrono::milliseconds(std::clamp(20 + 10 * updating, 20L, 10'000L));
 }
 
 void ClusterWatches::wait_for(std::map<std::string, std::optional<kube::RolloutTarget>> shims) {
@@ -67,28 +70,55 @@ void ClusterWatches::wait_for(std::map<std::string, std::optional<kube::RolloutT
     arm_expiry();
 }
 
-bool ClusterWatches::slot_free_for_us() const {
+void ClusterWatches::claim_free_slot() {
     const std::vector<kube::SlotSeen> seen = slots().slots();
     const auto now = std::chrono::steady_clock::now();
     for (const auto& [shim, target] : m_waiting) {
-        if (!target) {
-            continue; // the coordinator's status wakes this one (ClusterWatch)
+        if (!target || m_claimed.contains(shim)) {
+            continue; // unresolved: the coordinator's status wakes this one (ClusterWatch)
         }
-        const auto kind = kube::decide_slot(seen, *target, m_node_name, now, 0).kind;
-        if (kind == kube::SlotDecision::Kind::take || kind == kube::SlotDecision::Kind::hold) {
-            return true;
+        const kube::SlotDecision decision =
+            kube::decide_slot(seen, *target, m_node_name, now, slot_search_start(m_node_name));
+        using Kind = kube::SlotDecision::Kind;
+        if (decision.kind == Kind::hold) {
+            m_wake_now = true; // ours from before: the reconcile writes it again
+            continue;
         }
+        if (decision.kind != Kind::take) {
+            continue;
+        }
+        kube::SlotKeeper keeper(*m_coordinator_client, m_namespace, m_node_name,
+                                k_slot_lease_duration);
+        auto taken = keeper.take(*target, decision);
+        if (!taken) {
+            m_log.warning("rollout: " + taken.error().message());
+            m_wake_now = true; // the reconcile tries again and reports why it waits
+        } else if (*taken) {
+            m_log.info("rollout: took slot " + kube::slot_lease_name(shim, decision.index) +
+                           " for Shim/" + shim + " generation " +
+                           std::to_string(target->generation),
+                       {.shim = shim});
+            m_claimed[shim] = ClaimedSlot{std::move(**taken), now};
+            m_wake_now = true;
+        }
+        // else another node was first: its slot reaches the board, and the next one freed wakes
+        // this node again.
     }
-    return false;
 }
 
 void ClusterWatches::on_slot_change(const std::string& shim, bool may_free) {
     if (!m_waiting.contains(shim)) {
         return;
     }
-    if (may_free && !m_wake_armed) {
+    if (may_free) {
+        // A new draw for every slot freed, the earlier kept: with k slots free at once (a wave of
+        // holders finishing together) the first of the waiting nodes comes k times sooner, so a
+        // burst of releases is refilled as fast as a single one.
         std::uniform_int_distribution<long> draw(0, wake_jitter_bound(shim).count());
-        arm_wake(std::chrono::milliseconds(draw(m_rng)));
+        const std::chrono::milliseconds delay(draw(m_rng));
+        if (!m_wake_armed || std::chrono::steady_clock::now() + delay < m_wake_due) {
+            arm_wake(delay);
+        }
     }
     arm_expiry(); // a renewal moves it
 }
@@ -96,7 +126,7 @@ void ClusterWatches::on_slot_change(const std::string& shim, bool may_free) {
 void ClusterWatches::arm_wake(std::chrono::milliseconds delay) {
     auto timer = m_loop->after(delay, [this] {
         m_wake_armed = false;
-        m_wake_now = m_wake_now || slot_free_for_us();
+        claim_free_slot();
     });
     if (!timer) {
         m_log.warning("rollout: " + timer.error().message());
@@ -105,6 +135,7 @@ void ClusterWatches::arm_wake(std::chrono::milliseconds delay) {
     }
     m_wake_timer = std::move(*timer);
     m_wake_armed = true;
+    m_wake_due = std::chrono::steady_clock::now() + delay;
 }
 
 void ClusterWatches::arm_expiry() {
@@ -125,7 +156,7 @@ void ClusterWatches::arm_expiry() {
     std::uniform_int_distribution<long> jitter(0, 500);
     auto timer = m_loop->after(std::max(left, std::chrono::milliseconds(0)) +
                                    std::chrono::milliseconds(50 + jitter(m_rng)),
-                               [this] { m_wake_now = m_wake_now || slot_free_for_us(); });
+                               [this] { claim_free_slot(); });
     if (timer) {
         m_expiry_timer = std::move(*timer);
     }

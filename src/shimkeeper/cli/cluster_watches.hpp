@@ -7,6 +7,7 @@
 #pragma once
 
 #include "shimkeeper/cli/context.hpp"
+#include "shimkeeper/cli/rollout_gate.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/kube/cluster_watch.hpp"
 #include "shimkeeper/kube/coordinator.hpp"
@@ -34,13 +35,17 @@ public:
     // The rollout slots as the Lease watch holds them.
     const kube::SlotBoard& slots() const { return m_coordinator->slots(); }
     // The Shims the last reconcile could not take a slot for: one of their slots going or being
-    // released wakes the daemon, after a random delay that grows with the nodes still to go (so
-    // that of a crowd of waiting nodes one tries first and the others see it take the slot); so
-    // does the moment a held slot would expire unrenewed (its holder may have died: no event
-    // says so).
-    // A wake finds first whether the board now has a slot this node could take (decide_slot), so
-    // the nodes that see a slot already taken stay asleep: waiting costs a crowd no reconciles.
+    // released sets a timer, a random delay that grows with the nodes still to go (so that of a
+    // crowd of waiting nodes one tries first and the others see it take the slot; each slot
+    // freed draws again and the earlier draw stands, so k free slots fill k times faster); so does
+    // the moment a held slot would expire unrenewed (its holder may have died: no event says so).
+    // When the timer fires and the board has a slot this node could take (decide_slot), the
+    // slot is taken right there, one request, and only a node that got it wakes the daemon: a
+    // node that lost the race, or saw the slot already taken, stays asleep, so waiting costs a
+    // crowd no reconciles, and the slot is held before the reconcile starts.
     void wait_for(std::map<std::string, std::optional<kube::RolloutTarget>> shims);
+    // The slots taken that way since the last call, for the reconcile's RolloutGate.
+    ClaimedSlots take_claimed() { return std::exchange(m_claimed, {}); }
 
 private:
     ClusterWatches(std::unique_ptr<kube::CurlEventLoop> loop, const util::Log& log)
@@ -54,15 +59,18 @@ private:
     std::string m_last_problem;
     std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting;
     std::string m_node_name;
+    std::string m_namespace;
+    ClaimedSlots m_claimed;
     kube::SdSource m_wake_timer;
     kube::SdSource m_expiry_timer;
     bool m_wake_armed = false;
+    std::chrono::steady_clock::time_point m_wake_due;
     bool m_wake_now = false;
     std::minstd_rand m_rng{std::random_device{}()};
 
     void on_slot_change(const std::string& shim, bool may_free);
     void arm_wake(std::chrono::milliseconds delay);
-    bool slot_free_for_us() const;
+    void claim_free_slot();
     void arm_expiry();
     std::chrono::milliseconds wake_jitter_bound(const std::string& shim) const;
 };

@@ -86,7 +86,11 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     if (report) {
         report->attach(node);
     }
-    auto gate = RolloutGate::for_context(ctx, watches ? &watches->slots() : nullptr);
+    // Slots the watches took since the last reconcile; kept for the next one while there is no
+    // reading to judge them by (for_context makes no gate then).
+    const bool judged = watches != nullptr && ctx.cluster && ctx.cluster->last_reading();
+    auto gate = RolloutGate::for_context(ctx, watches ? &watches->slots() : nullptr,
+                                         judged ? watches->take_claimed() : ClaimedSlots{});
     if (!gate) {
         return failed(gate.error());
     }

@@ -89,17 +89,40 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
     return out;
 }
 
+unsigned slot_search_start(const std::string& node) {
+    return static_cast<unsigned>(std::hash<std::string>{}(node));
+}
+
+std::optional<kube::HeldSlot> use_claimed(ClaimedSlots& claimed, const kube::RolloutTarget& target,
+                                          std::chrono::steady_clock::time_point now) {
+    auto found = claimed.find(target.shim);
+    if (found == claimed.end()) {
+        return std::nullopt;
+    }
+    const kube::RolloutTarget& had = found->second.held.target;
+    if (had.uid != target.uid || had.generation != target.generation ||
+        now - found->second.at > k_slot_lease_duration / 3) {
+        return std::nullopt;
+    }
+    kube::HeldSlot held = std::move(found->second.held);
+    claimed.erase(found);
+    held.target = target; // the slot count may have changed since
+    return held;
+}
+
 util::Expected<std::unique_ptr<RolloutGate>>
-RolloutGate::for_context(const Context& ctx, const kube::SlotBoard* watched) {
+RolloutGate::for_context(const Context& ctx, const kube::SlotBoard* watched, ClaimedSlots claimed) {
     if (!ctx.cluster || !ctx.cluster->last_reading()) {
         return nullptr;
     }
     auto client = TRY(kube::Client::from_kubeconfig(ctx.cluster->agent_kubeconfig()));
-    return std::unique_ptr<RolloutGate>(new RolloutGate(ctx, std::move(client), watched));
+    return std::unique_ptr<RolloutGate>(
+        new RolloutGate(ctx, std::move(client), watched, std::move(claimed)));
 }
 
-RolloutGate::RolloutGate(const Context& ctx, kube::Client client, const kube::SlotBoard* watched)
-    : m_ctx(ctx), m_client(std::move(client)), m_watched(watched) {}
+RolloutGate::RolloutGate(const Context& ctx, kube::Client client, const kube::SlotBoard* watched,
+                         ClaimedSlots claimed)
+    : m_ctx(ctx), m_client(std::move(client)), m_watched(watched), m_claimed(std::move(claimed)) {}
 
 RolloutGate::~RolloutGate() = default;
 
@@ -107,12 +130,21 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     const kube::ClusterReading& reading = *m_ctx.cluster->last_reading();
     const store::StoreState state = TRY(m_ctx.store.load_state());
     const std::vector<SlotNeed> needs = slot_needs(reading, desired, state);
-    if (needs.empty()) {
-        return desired;
-    }
     const std::string& me = m_ctx.cluster->node_name();
     kube::SlotKeeper keeper(m_client, m_ctx.cluster->settings().namespace_name, me,
                             k_slot_lease_duration);
+    const auto now = std::chrono::steady_clock::now();
+    for (const SlotNeed& need : needs) {
+        if (need.target && reading.live) {
+            if (auto claimed = use_claimed(m_claimed, *need.target, now)) {
+                m_held.push_back(std::move(*claimed));
+            }
+        }
+    }
+    release_unclaimed(keeper);
+    if (needs.empty()) {
+        return desired;
+    }
     // The daemon's watched slots; otherwise (apply, or a watch not synced yet) one list, read
     // only now that a Shim needs a slot. An API server that does not answer holds every slotted
     // change back (below).
@@ -123,17 +155,21 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
         slots =
             TRY(kube::read_slot_board(m_client, m_ctx.cluster->settings().namespace_name)).slots();
     }
-    // Nodes start their search at different slots, so that a crowd does not race for slot 0.
-    const auto start = static_cast<unsigned>(std::hash<std::string>{}(me));
+    const unsigned start = slot_search_start(me);
     std::set<std::string> held_back;
     for (const SlotNeed& need : needs) {
+        if (std::any_of(m_held.begin(), m_held.end(), [&](const kube::HeldSlot& held) {
+                return held.target.shim == need.shim;
+            })) {
+            continue; // claimed by the daemon before this reconcile
+        }
         if (!reading.live) {
             m_waiting[need.shim] = "the API server does not answer: no rollout slot can be taken";
         } else if (!need.target) {
             m_waiting[need.shim] = need.why_unresolved;
         } else {
             const kube::SlotDecision decision =
-                kube::decide_slot(slots, *need.target, me, std::chrono::steady_clock::now(), start);
+                kube::decide_slot(slots, *need.target, me, now, start);
             using Kind = kube::SlotDecision::Kind;
             // A slot still ours (from before a restart) is written again too, at the version
             // seen: it may have expired meanwhile and been taken, and a 409 says so.
@@ -167,6 +203,23 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
             k_slot_lease_duration, m_held, m_ctx.log);
     }
     return held_back_desired(desired, state, held_back);
+}
+
+// A claimed slot this reconcile does not use (the Shim changed or went meanwhile, or the claim is
+// too old to trust) goes back at once rather than blocking others until it expires.
+void RolloutGate::release_unclaimed(kube::SlotKeeper& keeper) {
+    for (const auto& [shim, claimed] : m_claimed) {
+        const std::string slot =
+            claimed.held.lease.value(nlohmann::json::json_pointer("/metadata/name"), std::string());
+        if (auto released = keeper.release(claimed.held); !released) {
+            m_ctx.log.warning("rollout: " + released.error().message());
+        } else {
+            m_ctx.log.info("rollout: released slot " + slot + ", taken for Shim/" + shim +
+                               " but no longer needed by this reconcile",
+                           {.shim = shim});
+        }
+    }
+    m_claimed.clear();
 }
 
 void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {

@@ -7,7 +7,8 @@
 // Decisions (ARCHITECTURE.md): a node whose change for a Shim is nothing (already at the spec, a
 // new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate waits
 // for the coordinator's `status.slots`; `apply` judges the slots from one list (no watch), read
-// only when some Shim needs a slot.
+// only when some Shim needs a slot; the daemon's wake path may have taken a slot already
+// (ClaimedSlots), which the next reconcile uses instead of taking another.
 #pragma once
 
 #include "shimkeeper/cli/context.hpp"
@@ -40,12 +41,32 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
                                                      const store::StoreState& state,
                                                      const std::set<std::string>& held_back);
 
+// How long a slot Lease lives without renewal: a crashed node's slot is free after this.
+inline constexpr std::chrono::seconds k_slot_lease_duration{15};
+
+// Where a node starts its search among a Shim's slots, so that a crowd does not race for slot 0.
+unsigned slot_search_start(const std::string& node);
+
+// A slot the daemon took between reconciles (cli/cluster_watches.hpp), by Shim name.
+struct ClaimedSlot {
+    kube::HeldSlot held;
+    std::chrono::steady_clock::time_point at;
+};
+using ClaimedSlots = std::map<std::string, ClaimedSlot>;
+
+// Pure: the claimed slot for `target` (same Shim object and generation), taken from `claimed`,
+// while it is fresh enough to trust without a renewal (a third of the lease duration); what is
+// left in `claimed` is not wanted and should be released.
+std::optional<kube::HeldSlot> use_claimed(ClaimedSlots& claimed, const kube::RolloutTarget& target,
+                                          std::chrono::steady_clock::time_point now);
+
 class RolloutGate {
 public:
     // nullptr without [kube] or a reading. `watched`: the daemon's board; nullptr (apply) or not
-    // synced yet: admit() lists the slots once, if any Shim needs one.
-    static util::Expected<std::unique_ptr<RolloutGate>> for_context(const Context& ctx,
-                                                                    const kube::SlotBoard* watched);
+    // synced yet: admit() lists the slots once, if any Shim needs one. `claimed`: slots the
+    // daemon already took; admit() uses them or releases them.
+    static util::Expected<std::unique_ptr<RolloutGate>>
+    for_context(const Context& ctx, const kube::SlotBoard* watched, ClaimedSlots claimed = {});
     ~RolloutGate();
 
     // Takes what slots it can and narrows `desired` to what this node may change now; starts
@@ -62,18 +83,18 @@ public:
     void finish(const util::Expected<reconcile::Outcome>& outcome);
 
 private:
-    RolloutGate(const Context& ctx, kube::Client client, const kube::SlotBoard* watched);
+    RolloutGate(const Context& ctx, kube::Client client, const kube::SlotBoard* watched,
+                ClaimedSlots claimed);
+    void release_unclaimed(kube::SlotKeeper& keeper);
 
     const Context& m_ctx;
     kube::Client m_client;
     const kube::SlotBoard* m_watched;
+    ClaimedSlots m_claimed;
     std::map<std::string, std::string> m_waiting;
     std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting_for;
     std::vector<kube::HeldSlot> m_held;
     std::unique_ptr<kube::SlotRenewal> m_renewal;
 };
-
-// How long a slot Lease lives without renewal: a crashed node's slot is free after this.
-inline constexpr std::chrono::seconds k_slot_lease_duration{15};
 
 } // namespace shimkeeper::cli
