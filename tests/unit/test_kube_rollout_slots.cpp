@@ -201,6 +201,24 @@ TEST(KubeSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
     EXPECT_EQ(told.size(), 4U);
 }
 
+TEST(KubeSlotBoard, SlotsArriveInAnyOrderAndAreKeptInNameOrderOneEach) {
+    SlotBoard board;
+    for (int index : {2, 0, 1, 0}) {
+        board.apply(
+            event(WatchEvent::Kind::added, slot(index, "n" + std::to_string(index)).lease.object));
+    }
+    json newer = slot(1, "m").lease.object;
+    newer["metadata"]["resourceVersion"] = "999";
+    board.apply(event(WatchEvent::Kind::modified, newer));
+    ASSERT_EQ(board.slots().size(), 3U);
+    EXPECT_EQ(board.slots()[0].lease.name, "spin-slot-0");
+    EXPECT_EQ(board.slots()[1].lease.holder, "m"); // replaced in place, not added
+    EXPECT_EQ(board.slots()[2].lease.name, "spin-slot-2");
+    board.apply(event(WatchEvent::Kind::deleted, slot(1, "m").lease.object));
+    ASSERT_EQ(board.slots().size(), 2U);
+    EXPECT_EQ(board.slots()[1].lease.name, "spin-slot-2");
+}
+
 TEST(KubeSlotBoard, TheSameVersionSeenAgainKeepsItsClockRunning) {
     SlotBoard board;
     json lease = slot(0, "a").lease.object;

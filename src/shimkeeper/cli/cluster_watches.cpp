@@ -54,13 +54,8 @@ ClusterWatches::~ClusterWatches() {
 // 4 ms a node and a 1 s cap, 1000 waiting nodes sent ~14 losing creates for every slot freed.
 std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& shim) const {
     long updating = 0;
-    if (auto snapshot = m_watch->current()) {
-        for (const auto& object : snapshot->shims) {
-            if (object.value(nlohmann::json::json_pointer("/metadata/name"), std::string()) ==
-                shim) {
-                updating = object.value(nlohmann::json::json_pointer("/status/nodes/updating"), 0L);
-            }
-        }
+    if (const nlohmann::json* object = m_watch->shim(shim)) {
+        updating = object->value(nlohmann::json::json_pointer("/status/nodes/updating"), 0L);
     }
     return std::chrono::milliseconds(std::clamp(20 + 10 * updating, 20L, 10'000L));
 }
@@ -71,7 +66,7 @@ void ClusterWatches::wait_for(std::map<std::string, std::optional<kube::RolloutT
 }
 
 void ClusterWatches::claim_free_slot() {
-    const std::vector<kube::SlotSeen> seen = slots().slots();
+    const std::vector<kube::SlotSeen>& seen = slots().slots();
     const auto now = std::chrono::steady_clock::now();
     for (const auto& [shim, target] : m_waiting) {
         if (!target || m_claimed.contains(shim)) {

@@ -132,6 +132,11 @@ std::optional<ClusterSnapshot> ClusterWatch::current() const {
     return view;
 }
 
+const nlohmann::json* ClusterWatch::shim(const std::string& name) const {
+    auto found = m_shims.find(name);
+    return found == m_shims.end() ? nullptr : &found->second;
+}
+
 std::string ClusterWatch::problem() const {
     if (!m_shim_watch || !m_node_watch) {
         return "the cluster watches are not started";

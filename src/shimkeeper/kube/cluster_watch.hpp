@@ -36,6 +36,8 @@ public:
 
     // Both watches synced and neither failing now: what they hold is the cluster.
     std::optional<ClusterSnapshot> current() const override;
+    // The Shim as last seen (trimmed), without copying the snapshot; nullptr when not seen.
+    const nlohmann::json* shim(const std::string& name) const;
     // True once after each change that may change the desired state.
     bool take_changed();
     // Why the watches are not current, for logs and status ("" when they are).

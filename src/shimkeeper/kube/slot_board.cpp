@@ -2,6 +2,7 @@
 
 #include "shimkeeper/kube/resource.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -52,19 +53,29 @@ SlotBoard SlotBoard::from_list(const std::vector<json>& leases,
     return board;
 }
 
+std::vector<SlotSeen>::iterator SlotBoard::find(const std::string& name) {
+    return std::lower_bound(
+        m_slots.begin(), m_slots.end(), name,
+        [](const SlotSeen& slot, const std::string& key) { return slot.lease.name < key; });
+}
+
 void SlotBoard::put(const json& lease, std::chrono::steady_clock::time_point seen) {
     SlotLease parsed = slot_lease_of(lease);
     if (parsed.shim.empty()) {
         return;
     }
-    auto found = m_slots.find(parsed.name);
-    if (found != m_slots.end() && found->second.lease.resource_version == parsed.resource_version) {
+    auto found = find(parsed.name);
+    const bool known = found != m_slots.end() && found->lease.name == parsed.name;
+    if (known && found->lease.resource_version == parsed.resource_version) {
         return; // the same version again (a re-list): its clock keeps running
     }
     const std::string shim = parsed.shim;
-    const std::string name = parsed.name; // the key must not be read from a moved-from lease
     const bool released = parsed.holder.empty();
-    m_slots[name] = SlotSeen{std::move(parsed), seen};
+    if (known) {
+        *found = SlotSeen{std::move(parsed), seen};
+    } else {
+        m_slots.insert(found, SlotSeen{std::move(parsed), seen});
+    }
     if (m_listener) {
         m_listener(shim, released);
     }
@@ -80,11 +91,11 @@ void SlotBoard::apply(const WatchEvent& event) {
             put(lease, now);
         }
         for (auto it = m_slots.begin(); it != m_slots.end();) {
-            if (present.contains(it->first)) {
+            if (present.contains(it->lease.name)) {
                 ++it;
                 continue;
             }
-            const std::string shim = it->second.lease.shim;
+            const std::string shim = it->lease.shim;
             it = m_slots.erase(it);
             if (m_listener) {
                 m_listener(shim, true);
@@ -100,9 +111,9 @@ void SlotBoard::apply(const WatchEvent& event) {
     case WatchEvent::Kind::deleted: {
         const std::string name =
             event.object.value(json::json_pointer("/metadata/name"), std::string());
-        auto found = m_slots.find(name);
-        if (found != m_slots.end()) {
-            const std::string shim = found->second.lease.shim;
+        auto found = find(name);
+        if (found != m_slots.end() && found->lease.name == name) {
+            const std::string shim = found->lease.shim;
             m_slots.erase(found);
             if (m_listener) {
                 m_listener(shim, true);
@@ -111,15 +122,6 @@ void SlotBoard::apply(const WatchEvent& event) {
         break;
     }
     }
-}
-
-std::vector<SlotSeen> SlotBoard::slots() const {
-    std::vector<SlotSeen> out;
-    out.reserve(m_slots.size());
-    for (const auto& [name, slot] : m_slots) {
-        out.push_back(slot);
-    }
-    return out;
 }
 
 util::Expected<SlotBoard> read_slot_board(Client& client, std::string_view ns) {
