@@ -66,10 +66,13 @@ rollout_agents() {
 }
 
 rollout_record() {
-    kube_admin get leases -n shimkeeper-system -w --output-watch-events -o json \
-        >"$T/leases.events" 2>"$T/leases.err" &
+    local record="$SHIMKEEPER_SOURCE_DIR/tests/support/watch_record.py"
+    python3 "$record" "$KUBE_BIN/kubectl" "$KUBECONFIG_ADMIN" \
+        /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases \
+        "$T/leases.events" "$T/leases.stamped" 2>"$T/leases.err" &
     sk_track $!
-    kube_admin get nodes -w --output-watch-events -o json >"$T/nodes.events" 2>"$T/nodes.err" &
+    python3 "$record" "$KUBE_BIN/kubectl" "$KUBECONFIG_ADMIN" /api/v1/nodes \
+        "$T/nodes.events" 2>"$T/nodes.err" &
     sk_track $!
 }
 

@@ -52,12 +52,15 @@ ClusterWatches::~ClusterWatches() {
 // uniform draws comes after about bound/n = 10 ms, about as long as its take (one request) takes
 // to reach the others' boards, so about one more node tries and loses (a 409, no reconcile). With
 // 4 ms a node and a 1 s cap, 1000 waiting nodes sent ~14 losing creates for every slot freed.
+// Where the API server or the machine is slower than that, races are lost more often, and each
+// race this node lost in a row doubles its bound (up to 16 times): the crowd spreads itself until
+// a take is seen before the next node tries.
 std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& shim) const {
     long updating = 0;
     if (const nlohmann::json* object = m_watch->shim(shim)) {
         updating = object->value(nlohmann::json::json_pointer("/status/nodes/updating"), 0L);
     }
-    return std::chrono::milliseconds(std::clamp(20 + 10 * updating, 20L, 10'000L));
+    return std::chrono::milliseconds(std::clamp(20 + 10 * updating, 20L, 10'000L) << m_lost_races);
 }
 
 void ClusterWatches::wait_for(std::map<std::string, std::optional<kube::RolloutTarget>> shims) {
@@ -95,9 +98,12 @@ void ClusterWatches::claim_free_slot() {
                        {.shim = shim});
             m_claimed[shim] = ClaimedSlot{std::move(**taken), now};
             m_wake_now = true;
+            m_lost_races = 0;
+        } else {
+            // Another node was first: its slot reaches the board, and the next one freed sets
+            // the timer again, over a longer span (wake_jitter_bound).
+            m_lost_races = std::min(m_lost_races + 1, 4);
         }
-        // else another node was first: its slot reaches the board, and the next one freed wakes
-        // this node again.
     }
 }
 

@@ -64,6 +64,7 @@ private:
     kube::SdSource m_wake_timer;
     kube::SdSource m_expiry_timer;
     bool m_wake_armed = false;
+    int m_lost_races = 0; // in a row; widens the jitter
     std::chrono::steady_clock::time_point m_wake_due;
     bool m_wake_now = false;
     std::minstd_rand m_rng{std::random_device{}()};

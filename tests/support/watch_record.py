@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Records a Kubernetes watch, one JSON event per line, resuming where it stopped when the API
+server ends it (kubectl get -w just exits: the server ends a watch whose reader falls behind, and
+every watch after its timeout). A 410 Gone restarts from a fresh list and says so on stderr.
+
+    watch_record.py KUBECTL KUBECONFIG API-PATH EVENTS-FILE [STAMPED-FILE]
+
+STAMPED-FILE (Leases): a line per event, "SEEN TYPE|NAME|HOLDER|GENERATION|FAILED", SEEN being
+when this machine read it (seconds since the epoch), for timings the objects do not carry."""
+import json
+import signal
+import subprocess
+import sys
+import time
+
+PREFIX = "shim.containerd.x-k8s.io/"
+
+
+def stamp(seen, event):
+    obj = event["object"]
+    meta = obj.get("metadata", {})
+    notes = meta.get("annotations") or {}
+    fields = [event["type"], meta.get("name", ""), (obj.get("spec") or {}).get("holderIdentity") or "",
+              notes.get(PREFIX + "generation", ""), notes.get(PREFIX + "failed", "").replace("\n", " ")]
+    return "%.3f %s\n" % (seen, "|".join(fields))
+
+
+def main():
+    kubectl, kubeconfig, path, events_path = sys.argv[1:5]
+    stamped = open(sys.argv[5], "a") if len(sys.argv) > 5 else None
+    version = ""
+    child = None
+
+    def stop(*_):
+        if child:
+            child.kill()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    with open(events_path, "a") as events:
+        while True:
+            query = "?watch=true&allowWatchBookmarks=true"
+            if version:
+                query += "&resourceVersion=" + version
+            child = subprocess.Popen([kubectl, "--kubeconfig", kubeconfig, "get", "--raw", path + query],
+                                     stdout=subprocess.PIPE, text=True)
+            for line in child.stdout:
+                seen = time.time()
+                event = json.loads(line)
+                if event["type"] == "ERROR":
+                    print("watch_record: %s: %s; listing again" % (path, event["object"].get("message")),
+                          file=sys.stderr)
+                    version = ""
+                    break
+                version = event["object"]["metadata"]["resourceVersion"]
+                if event["type"] == "BOOKMARK":
+                    continue
+                events.write(line)
+                events.flush()
+                if stamped:
+                    stamped.write(stamp(seen, event))
+                    stamped.flush()
+            child.kill()
+            child.wait()
+            time.sleep(0.1)
+
+
+main()
