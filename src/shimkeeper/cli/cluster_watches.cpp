@@ -26,6 +26,9 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
         kube::EventSource{"shimkeeper.containerd.x-k8s.io/coordinator",
                           "shimkeeper-" + source.node_name()},
         log);
+    out->m_slot_client = std::make_unique<kube::Client>(
+        TRY(kube::Client::from_kubeconfig(source.agent_kubeconfig())));
+    out->m_slot_client->set_throttle_retries(0); // a lost try costs nothing (claim_free_slot)
     out->m_node_name = source.node_name();
     out->m_namespace = settings.ns;
     out->m_coordinator->on_slot_change(
@@ -85,12 +88,14 @@ void ClusterWatches::claim_free_slot() {
         if (decision.kind != Kind::take) {
             continue;
         }
-        kube::SlotKeeper keeper(*m_coordinator_client, m_namespace, m_node_name,
-                                k_slot_lease_duration);
+        kube::SlotKeeper keeper(*m_slot_client, m_namespace, m_node_name, k_slot_lease_duration);
         auto taken = keeper.take(*target, decision);
         if (!taken) {
+            // Not a reconcile on top (it would only ask again): an API server that answers 429
+            // under load needs fewer requests, so this counts as a lost race and the next slot
+            // freed, a holder's expiry or the drift check tries again.
             m_log.warning("rollout: " + taken.error().message());
-            m_wake_now = true; // the reconcile tries again and reports why it waits
+            m_lost_races = std::min(m_lost_races + 1, 4);
         } else if (*taken) {
             m_log.info("rollout: took slot " + kube::slot_lease_name(shim, decision.index) +
                            " for Shim/" + shim + " generation " +

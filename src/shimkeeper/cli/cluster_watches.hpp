@@ -54,6 +54,7 @@ private:
     std::unique_ptr<kube::CurlEventLoop> m_loop;
     std::unique_ptr<kube::ClusterWatch> m_watch;
     std::unique_ptr<kube::Client> m_coordinator_client;
+    std::unique_ptr<kube::Client> m_slot_client; // a waiting node's tries: no 429 retries
     std::unique_ptr<kube::Coordinator> m_coordinator;
     const util::Log& m_log;
     std::string m_last_problem;

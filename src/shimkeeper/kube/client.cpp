@@ -2,6 +2,10 @@
 
 #include "shimkeeper/kube/api_error.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 namespace shimkeeper::kube {
 
 namespace {
@@ -26,8 +30,17 @@ util::Expected<Client> Client::from_kubeconfig(const std::filesystem::path& file
 
 util::Expected<json> Client::call(Method method, const std::string& path, const std::string& body,
                                   std::string_view content_type) {
-    auto transfer = TRY(m_connection.prepare(method, path, body, content_type));
-    Response response = TRY(m_connection.perform(*transfer));
+    Response response;
+    for (int attempt = 0;; ++attempt) {
+        auto transfer = TRY(m_connection.prepare(method, path, body, content_type));
+        response = TRY(m_connection.perform(*transfer));
+        if (response.http_code != 429 || attempt >= m_throttle_retries) {
+            break;
+        }
+        const long wait_ms =
+            response.retry_after > 0 ? std::min(response.retry_after, 2L) * 1000 : 1000;
+        std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    }
     if (!response.ok()) {
         return std::unexpected(
             api_error(method_name(method), path, response.http_code, response.body));

@@ -36,6 +36,11 @@ public:
     static util::Expected<Client> from_kubeconfig(const std::filesystem::path& file);
 
     Connection& connection() { return m_connection; }
+    // A 429 (the API server's max-inflight limit, or priority and fairness shedding load) is
+    // asked again after its Retry-After (1 s without one, at most 2 s), up to this many times, as
+    // client-go does; 0 for a caller that would rather give up at once (a waiting node's try for
+    // a rollout slot: losing it costs nothing, and asking again adds to the load).
+    void set_throttle_retries(int retries) { m_throttle_retries = retries; }
 
     util::Expected<nlohmann::json> get(const Resource& resource, std::string_view ns,
                                        std::string_view name);
@@ -74,6 +79,7 @@ public:
 
 private:
     Connection m_connection;
+    int m_throttle_retries = 3;
 };
 
 } // namespace shimkeeper::kube

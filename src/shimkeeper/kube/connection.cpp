@@ -134,7 +134,13 @@ util::Expected<Response> Connection::perform(Transfer& transfer) {
     if (rc != CURLE_OK) {
         return util::fail(util::ErrorCode::network, transfer.failure(rc));
     }
-    return Response{transfer.http_code(), std::move(transfer.response_body)};
+    curl_off_t retry_after = -1;
+    if (curl_easy_getinfo(transfer.easy.get(), CURLINFO_RETRY_AFTER, &retry_after) != CURLE_OK ||
+        retry_after <= 0) {
+        retry_after = -1;
+    }
+    return Response{transfer.http_code(), std::move(transfer.response_body),
+                    static_cast<long>(retry_after)};
 }
 
 } // namespace shimkeeper::kube

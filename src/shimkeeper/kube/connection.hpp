@@ -41,6 +41,7 @@ struct Transfer {
 struct Response {
     long http_code = 0;
     std::string body;
+    long retry_after = -1; // seconds, from a Retry-After header; -1 without one
 
     bool ok() const { return http_code >= 200 && http_code < 300; }
 };
