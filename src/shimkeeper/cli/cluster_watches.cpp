@@ -76,7 +76,7 @@ void ClusterWatches::claim_free_slot() {
     const auto now = std::chrono::steady_clock::now();
     for (const auto& [shim, target] : m_waiting) {
         if (!target || m_claimed.contains(shim)) {
-            continue; // unresolved: the coordinator's status wakes this one (ClusterWatch)
+            continue; // unresolved (the coordinator's status wakes it: ClusterWatch), or claimed
         }
         const kube::SlotDecision decision =
             kube::decide_slot(seen, *target, m_node_name, now, slot_search_start(m_node_name));
