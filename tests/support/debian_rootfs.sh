@@ -6,6 +6,7 @@
 #
 #   source tests/support/debian_rootfs.sh
 #   debian_rootfs_copy "$T/rootfs"    # builds the cache first when it is missing (~20 s + download)
+#   debian_rootfs_copy "$T/rootfs" python3,cloud-init   # a variant with more packages, cached apart
 
 k_debian_rootfs_suite=bookworm
 # systemd as PID 1 with a system bus, Debian's containerd and runc, what the tests use inside, and
@@ -30,16 +31,17 @@ debian_mirror() {
     echo "$uri"
 }
 
-# debian_rootfs_cache: prints the cached rootfs folder, making it when it is missing.
+# debian_rootfs_cache [EXTRA]: prints the cached rootfs folder, making it when it is missing.
+# EXTRA: more packages, comma-separated; each distinct list is a rootfs of its own.
 debian_rootfs_cache() {
-    local mirror hash cache dir staging
+    local mirror hash cache dir staging packages=$k_debian_rootfs_packages${1:+,$1}
     command -v mmdebstrap >/dev/null || {
         echo "mmdebstrap is not installed (scripts/install-deps)" >&2
         return 77
     }
     mirror=$(debian_mirror) || return 1
     hash=$({
-        echo "$k_debian_rootfs_suite $mirror $k_debian_rootfs_packages"
+        echo "$k_debian_rootfs_suite $mirror $packages"
         cat "${BASH_SOURCE[0]}"
     } | sha256sum | cut -c1-12)
     cache=${SHIMKEEPER_CACHE:-/var/cache/shimkeeper-test}
@@ -48,22 +50,25 @@ debian_rootfs_cache() {
         mkdir -p "$cache"
         staging=$(mktemp -d "$cache/.debian-rootfs-$hash.XXXXXX")
         echo "making the Debian rootfs $dir (mmdebstrap from $mirror)" >&2
-        if ! mmdebstrap --mode=root --variant=minbase --include="$k_debian_rootfs_packages" \
+        if ! mmdebstrap --mode=root --variant=minbase --include="$packages" \
             "$k_debian_rootfs_suite" "$staging/rootfs" "$mirror" >"$staging.log" 2>&1; then
             echo "mmdebstrap failed; see $staging.log" >&2
             rm -rf "$staging"
             return 1
         fi
-        # Renamed into place whole: an interrupted build never looks like a cache.
-        mv "$staging/rootfs" "$staging/done" && mv "$staging" "$dir" && rm -f "$staging.log"
+        # Renamed into place whole: an interrupted build never looks like a cache. Two tests
+        # that built it at once: the first rename wins (-T refuses a non-empty target).
+        mv "$staging/rootfs" "$staging/done"
+        mv -T "$staging" "$dir" 2>/dev/null || rm -rf "$staging"
+        rm -f "$staging.log"
     fi
     echo "$dir/done"
 }
 
-# debian_rootfs_copy DEST: a private copy of the cached rootfs at DEST.
+# debian_rootfs_copy DEST [EXTRA]: a private copy of the cached rootfs (with EXTRA) at DEST.
 debian_rootfs_copy() {
     local cached status=0
-    cached=$(debian_rootfs_cache) || status=$?
+    cached=$(debian_rootfs_cache "${2:-}") || status=$?
     ((status == 0)) || return "$status"
     rm -rf "$1"
     cp -a "$cached" "$1"
