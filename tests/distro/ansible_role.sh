@@ -106,8 +106,7 @@ cp -a "$image" "$T/disk"
     printf 'shimkeeper_kube:\n  kubeconfig: /etc/shimkeeper/agent.kubeconfig\n  node_name: node-a\n'
 } >"$T/vars-kube.yml"
 play image-kube "$T/vars-kube.yml" "${chroot_args[@]}"
-play image-kube-2 "$T/vars-kube.yml" "${chroot_args[@]}"
-expect_unchanged image-kube-2
+[[ $RECAP == *" changed=1 "* ]] || fail "adding [kube] changed more than shimkeeper.toml: $RECAP"
 chroot "$image" shimkeeper status >"$T/kube-status.out" 2>&1 ||
     fail "shimkeeper does not load the [kube] the role wrote: $(cat "$T/kube-status.out")"
 grep -q "^Cluster: node node-a (from \[kube\] node_name; agent /etc/shimkeeper/agent.kubeconfig" \
@@ -141,7 +140,8 @@ node=$T/node
 new_root "$node"
 boot_node "$node"
 boot_run sh -c ': >/run/containerd-starts'
-node_args=(-c community.docker.nsenter -i node, -e "ansible_nsenter_pid=$BOOT_LEADER")
+# Ansible runs as root here; the node has no sudo for the playbook's `become`.
+node_args=(-c community.docker.nsenter -i node, -e "ansible_nsenter_pid=$BOOT_LEADER" -e ansible_become=false)
 play node-1 "$T/vars.yml" "${node_args[@]}"
 [[ "$(boot_run systemctl is-enabled shimkeeper)" == enabled ]] || fail "shimkeeper.service not enabled"
 [[ "$(boot_run systemctl is-active shimkeeper)" == active ]] ||
