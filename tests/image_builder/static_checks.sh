@@ -68,6 +68,7 @@ expect_output_contains "changed=0"
 cat >"$T/render-agent.yml" <<YAML
 - hosts: localhost
   gather_facts: false
+  vars_files: ["$ib/ansible/roles/shimkeeper/vars/main.yml"]
   vars:
     shimkeeper_kube: { kubeconfig: /etc/shimkeeper/agent.kubeconfig, node_name: node-a }
     shimkeeper_extra_settings: "[health]\ntimeout = 60"
