@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Test 5 of the distro label: the Ansible role of image-builder/ansible/, run by the real
 # ansible-playbook (Debian's ansible) with the shimkeeper .deb, the way image-builder runs it:
-#   1. an image root that is not running, over community.general.chroot: the package installed,
+#   1. an image root that is not running, over community.general.chroot, given the variables as
+#      image-builder's ansible_user_vars passes them (README "Node images"): the package installed,
 #      the shim's drop-in written, the shim baked into the store and containerd's config pointing
 #      at it, the unit enabled; a second run changes nothing and downloads nothing; [kube] from
 #      role variables is written and shimkeeper still loads it; a shim with a wrong sha256 fails
@@ -33,19 +34,19 @@ ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
 EOF
 }
 
-# play NAME VARS_FILE ANSIBLE_ARGS...: the role's playbook; its output in $T/NAME.log, the
-# PLAY RECAP line in $RECAP. Fails the test when the play fails.
+# play NAME ANSIBLE_ARGS...: the role's playbook; its output in $T/NAME.log, the PLAY RECAP
+# line in $RECAP. Fails the test when the play fails.
 play() {
-    local name=$1 vars=$2
-    shift 2
-    play_may_fail "$name" "$vars" "$@" ||
+    local name=$1
+    shift
+    play_may_fail "$name" "$@" ||
         fail "the play '$name' failed: $(grep -E 'fatal:|FAILED|ERROR' -A3 "$T/$name.log" | head -30)"
 }
 play_may_fail() {
-    local name=$1 vars=$2 rc=0
-    shift 2
+    local name=$1 rc=0
+    shift
     ANSIBLE_ROLES_PATH=$ib/roles ANSIBLE_NOCOLOR=1 ANSIBLE_LOCAL_TEMP=$T/ansible-local \
-        ansible-playbook -e "@$vars" "$@" "$ib/playbook.yml" >"$T/$name.log" 2>&1 || rc=$?
+        ansible-playbook "$@" "$ib/playbook.yml" >"$T/$name.log" 2>&1 || rc=$?
     RECAP=$(grep -A1 '^PLAY RECAP' "$T/$name.log" | tail -n1)
     return "$rc"
 }
@@ -78,10 +79,12 @@ ${1:-}
 EOF
 }
 shim_vars >"$T/vars.yml"
+# The same, as image-builder passes them (README: ansible_user_vars, key=value with JSON text).
+user_vars="shimkeeper_deb=$deb shimkeeper_shims='[{\"name\": \"demo\", \"handler\": \"demo\", \"runtime_type\": \"io.containerd.demo.v2\", \"binary\": \"containerd-shim-demo-v2\", \"url\": \"$SERVER_URL/demo.tar.gz\", \"sha256\": \"$demo_sha\"}]'"
 
 # --- 1. an image root over the chroot connection.
 chroot_args=(-c community.general.chroot -i "$image,")
-play image-1 "$T/vars.yml" "${chroot_args[@]}"
+play image-1 -e "$user_vars" "${chroot_args[@]}"
 [[ "$(chroot "$image" dpkg-query -W -f '${Status}' shimkeeper)" == "install ok installed" ]] ||
     fail "the package is not installed in the image: $(grep -A5 'Install shimkeeper' "$T/image-1.log")"
 grep -qF "url = \"$SERVER_URL/demo.tar.gz\"" "$image/etc/shimkeeper/shims.d/50-demo.toml" ||
@@ -93,7 +96,7 @@ grep -qF "runtime_type = \"$shim_link\"" "$image/etc/containerd/config.toml" ||
 [[ "$(chroot "$image" systemctl is-enabled shimkeeper.service)" == enabled ]] ||
     fail "shimkeeper.service is not enabled in the image"
 (($(sk_requests) == 1)) || fail "the bake made $(sk_requests) requests, expected 1"
-play image-2 "$T/vars.yml" "${chroot_args[@]}"
+play image-2 -e "$user_vars" "${chroot_args[@]}"
 expect_unchanged image-2
 (($(sk_requests) == 1)) || fail "the second run downloaded again ($(sk_requests) requests)"
 # The image as the role left it, copied as onto its disk (for 2.).
@@ -105,7 +108,7 @@ cp -a "$image" "$T/disk"
     shim_vars
     printf 'shimkeeper_kube:\n  kubeconfig: /etc/shimkeeper/agent.kubeconfig\n  node_name: node-a\n'
 } >"$T/vars-kube.yml"
-play image-kube "$T/vars-kube.yml" "${chroot_args[@]}"
+play image-kube -e "@$T/vars-kube.yml" "${chroot_args[@]}"
 [[ $RECAP == *" changed=1 "* ]] || fail "adding [kube] changed more than shimkeeper.toml: $RECAP"
 chroot "$image" shimkeeper status >"$T/kube-status.out" 2>&1 ||
     fail "shimkeeper does not load the [kube] the role wrote: $(cat "$T/kube-status.out")"
@@ -115,7 +118,7 @@ grep -q "^Cluster: node node-a (from \[kube\] node_name; agent /etc/shimkeeper/a
 # A shim with a wrong sha256: the play fails with shimkeeper's message, nothing changes.
 config_before=$(tree_digest "$image/etc/containerd")
 shim_vars "  - { name: bad, handler: bad, runtime_type: io.containerd.bad.v2, url: \"$SERVER_URL/demo.tar.gz\", sha256: \"$(printf '0%.0s' {1..64})\" }" >"$T/vars-bad.yml"
-play_may_fail image-bad "$T/vars-bad.yml" "${chroot_args[@]}" && fail "a wrong sha256 did not fail the play"
+play_may_fail image-bad -e "@$T/vars-bad.yml" "${chroot_args[@]}" && fail "a wrong sha256 did not fail the play"
 grep -q "checksum mismatch for .*demo.tar.gz.*expected sha256 0000" "$T/image-bad.log" ||
     fail "the failed play does not show shimkeeper's reason: $(grep -A5 'fatal:' "$T/image-bad.log")"
 [[ "$(tree_digest "$image/etc/containerd")" == "$config_before" ]] ||
@@ -142,7 +145,7 @@ boot_node "$node"
 boot_run sh -c ': >/run/containerd-starts'
 # Ansible runs as root here; the node has no sudo for the playbook's `become`.
 node_args=(-c community.docker.nsenter -i node, -e "ansible_nsenter_pid=$BOOT_LEADER" -e ansible_become=false)
-play node-1 "$T/vars.yml" "${node_args[@]}"
+play node-1 -e "@$T/vars.yml" "${node_args[@]}"
 [[ "$(boot_run systemctl is-enabled shimkeeper)" == enabled ]] || fail "shimkeeper.service not enabled"
 [[ "$(boot_run systemctl is-active shimkeeper)" == active ]] ||
     fail "the daemon is not active: $(boot_run journalctl -u shimkeeper --no-pager | tail -20)"
@@ -151,7 +154,7 @@ grep -q "handler demo: registered -> $shim_link" "$T/node-status.out" ||
     fail "the running containerd's CRI does not list demo at $shim_link: $(cat "$T/node-status.out")"
 starts=$(boot_run sh -c 'wc -l </run/containerd-starts')
 ((starts == 1)) || fail "containerd.service started $starts times for one new shim, expected once"
-play node-2 "$T/vars.yml" "${node_args[@]}"
+play node-2 -e "@$T/vars.yml" "${node_args[@]}"
 expect_unchanged node-2
 starts=$(boot_run sh -c 'wc -l </run/containerd-starts')
 ((starts == 1)) || fail "the second run restarted containerd ($starts starts)"
