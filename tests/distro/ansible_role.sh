@@ -89,8 +89,9 @@ play image-1 -e "$user_vars" "${chroot_args[@]}"
     fail "the package is not installed in the image: $(grep -A5 'Install shimkeeper' "$T/image-1.log")"
 grep -qF "url = \"$SERVER_URL/demo.tar.gz\"" "$image/etc/shimkeeper/shims.d/50-demo.toml" ||
     fail "the drop-in 50-demo.toml does not declare the shim: $(cat "$image/etc/shimkeeper/shims.d/50-demo.toml")"
-[[ -x $image$(readlink "$image$shim_link") ]] && cmp -s "$image$(readlink "$image$shim_link")" \
-    "$T/shim/containerd-shim-demo-v2" || fail "$shim_link in the image is not the shim from the store"
+stored=$(chroot "$image" readlink -e "$shim_link") && [[ $stored == /var/lib/shimkeeper/store/* ]] &&
+    cmp -s "$image$stored" "$T/shim/containerd-shim-demo-v2" ||
+    fail "$shim_link in the image does not lead to the shim in the store (${stored:-no target})"
 grep -qF "runtime_type = \"$shim_link\"" "$image/etc/containerd/config.toml" ||
     fail "containerd's config in the image does not point at $shim_link: $(cat "$image/etc/containerd/config.toml")"
 [[ "$(chroot "$image" systemctl is-enabled shimkeeper.service)" == enabled ]] ||
