@@ -34,8 +34,9 @@ util::Expected<int> bake(Context& ctx, const std::string& containerd_version) {
     // Inside a chroot into the image (Ansible's chroot connection), the image root is "/".
     if (ctx.root.is_host() && !util::inside_chroot()) {
         return util::fail(util::ErrorCode::invalid_input,
-                          "bake --root / is for a chroot into an image root, and this / is the "
-                          "running system's: on a running node use `shimkeeper apply`");
+                          "bake --root / is only for a chroot into an image root (where "
+                          "/proc/1/root is another directory, or there is no /proc), and here / "
+                          "is the running system's: on a running node use `shimkeeper apply`");
     }
     // Read-only from here to the lock: every refusal leaves the root untouched.
     const auto version = TRY(image_containerd_version(ctx.root, containerd_version));

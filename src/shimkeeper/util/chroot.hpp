@@ -10,8 +10,9 @@
 
 namespace shimkeeper::util {
 
-// `init_root` and `own_root` are parameters for the tests. When unsure (permission denied, ...)
-// the answer is false: the caller then treats "/" as the running system.
+// `init_root` and `own_root` are parameters for the tests. When unsure (/proc/1/root not
+// readable: a sandbox without ptrace rights over PID 1) the answer is false, the safe side for a
+// caller that refuses to treat the running system's "/" as an image.
 bool inside_chroot(const std::filesystem::path& init_root = "/proc/1/root",
                    const std::filesystem::path& own_root = "/");
 
