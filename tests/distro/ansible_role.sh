@@ -34,8 +34,8 @@ ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
 EOF
 }
 
-# play NAME ANSIBLE_ARGS...: the role's playbook; its output in $T/NAME.log, the PLAY RECAP
-# line in $RECAP. Fails the test when the play fails.
+# play NAME ANSIBLE_ARGS...: the role's playbook; its output in $T/NAME.log (-v: with every
+# task's result), the PLAY RECAP line in $RECAP. Fails the test when the play fails.
 play() {
     local name=$1
     shift
@@ -46,9 +46,17 @@ play_may_fail() {
     local name=$1 rc=0
     shift
     ANSIBLE_ROLES_PATH=$ib/roles ANSIBLE_NOCOLOR=1 ANSIBLE_LOCAL_TEMP=$T/ansible-local \
-        ansible-playbook "$@" "$ib/playbook.yml" >"$T/$name.log" 2>&1 || rc=$?
+        ansible-playbook -v "$@" "$ib/playbook.yml" >"$T/$name.log" 2>&1 || rc=$?
     RECAP=$(grep -A1 '^PLAY RECAP' "$T/$name.log" | tail -n1)
     return "$rc"
+}
+expect_install_command() { # NAME ARGS...: how play NAME ran shimkeeper (the role's choice)
+    local name=$1 want
+    shift
+    want=$(printf '"%s", ' shimkeeper -o json "$@")
+    grep -qF "\"cmd\": [${want%, }]" "$T/$name.log" ||
+        fail "the play '$name' did not run 'shimkeeper -o json $*':" \
+            "$(grep -o '"cmd": \[[^]]*\]' "$T/$name.log")"
 }
 expect_unchanged() { # NAME: the last play changed nothing
     [[ $RECAP == *" changed=0 "* && $RECAP == *" failed=0 "* ]] ||
@@ -85,6 +93,7 @@ user_vars="shimkeeper_deb=$deb shimkeeper_shims='[{\"name\": \"demo\", \"handler
 # --- 1. an image root over the chroot connection.
 chroot_args=(-c community.general.chroot -i "$image,")
 play image-1 -e "$user_vars" "${chroot_args[@]}"
+expect_install_command image-1 bake --root /
 [[ "$(chroot "$image" dpkg-query -W -f '${Status}' shimkeeper)" == "install ok installed" ]] ||
     fail "the package is not installed in the image: $(grep -A5 'Install shimkeeper' "$T/image-1.log")"
 grep -qF "url = \"$SERVER_URL/demo.tar.gz\"" "$image/etc/shimkeeper/shims.d/50-demo.toml" ||
@@ -147,6 +156,7 @@ boot_run sh -c ': >/run/containerd-starts'
 # Ansible runs as root here; the node has no sudo for the playbook's `become`.
 node_args=(-c community.docker.nsenter -i node, -e "ansible_nsenter_pid=$BOOT_LEADER" -e ansible_become=false)
 play node-1 -e "@$T/vars.yml" "${node_args[@]}"
+expect_install_command node-1 apply
 [[ "$(boot_run systemctl is-enabled shimkeeper)" == enabled ]] || fail "shimkeeper.service not enabled"
 [[ "$(boot_run systemctl is-active shimkeeper)" == active ]] ||
     fail "the daemon is not active: $(boot_run journalctl -u shimkeeper --no-pager | tail -20)"
