@@ -45,7 +45,9 @@ play() {
 play_may_fail() {
     local name=$1 rc=0
     shift
-    ANSIBLE_ROLES_PATH=$ib/roles ANSIBLE_NOCOLOR=1 ANSIBLE_LOCAL_TEMP=$T/ansible-local \
+    # The chroot connection hands this environment to commands in the image, where a TMPDIR
+    # of the host (the test's own temp folder, say) does not exist: dpkg-deb would fail on it.
+    env -u TMPDIR ANSIBLE_ROLES_PATH="$ib/roles" ANSIBLE_NOCOLOR=1 ANSIBLE_LOCAL_TEMP="$T/ansible-local" \
         ansible-playbook -v "$@" "$ib/playbook.yml" >"$T/$name.log" 2>&1 || rc=$?
     RECAP=$(grep -A1 '^PLAY RECAP' "$T/$name.log" | tail -n1)
     return "$rc"
