@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # image-builder/ checked cheaply (label distro): Ansible parses the playbook and the role,
 # Packer 1.6.6 validates the HCL2 template, cloud-init's user-data is a #cloud-config YAML
-# document, and the role's shim template renders (through Ansible's own template module) into a
-# drop-in that shimkeeper itself loads and plans. Booting what they build is the distro harness'
-# job.
+# document, and the role's templates render (through Ansible's own template module) into a
+# drop-in that shimkeeper itself loads and plans, and agent settings whose [kube] it loads.
+# Running the role for real is tests/distro/ansible_role.sh's job.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?run through ctest}/tests/support/common.sh"
 sk_init
@@ -62,3 +62,23 @@ grep -q 'SystemdCgroup = true' "$ROOT/etc/shimkeeper/shims.d/50-spin-v2.toml" ||
 # A second render changes nothing (idempotent).
 expect_exit 0 ansible-playbook -c local -i localhost, "$T/render.yml"
 expect_output_contains "changed=0"
+
+# The role's agent settings ([kube] and extra settings from role variables), rendered by Ansible,
+# load in shimkeeper: `status` names the node of the [kube] table (no cluster needed for that).
+cat >"$T/render-agent.yml" <<YAML
+- hosts: localhost
+  gather_facts: false
+  vars_files: ["$ib/ansible/roles/shimkeeper/vars/main.yml"]
+  vars:
+    shimkeeper_kube: { kubeconfig: /etc/shimkeeper/agent.kubeconfig, node_name: node-a }
+    shimkeeper_extra_settings: "[health]\ntimeout = 60"
+  tasks:
+    - ansible.builtin.template:
+        src: "$ib/ansible/roles/shimkeeper/templates/shimkeeper.toml.j2"
+        dest: "$T/agent/shimkeeper.toml"
+        mode: "0644"
+YAML
+mkdir -p "$T/agent"
+expect_exit 0 ansible-playbook -c local -i localhost, "$T/render-agent.yml"
+expect_exit 0 "$SHIMKEEPER" -c "$T/agent/shimkeeper.toml" --root "$ROOT" status
+expect_output_contains "Cluster: node node-a (from [kube] node_name; agent /etc/shimkeeper/agent.kubeconfig"

@@ -69,6 +69,8 @@ dpkg_status containerd 1.6.20~ds1-1+deb12u1
 before=$(tree_digest "$ROOT")
 expect_exit 2 "$SHIMKEEPER" bake
 expect_output_contains "bake needs --root DIR"
+expect_exit 2 "$SHIMKEEPER" --root / bake # only inside a chroot, and this / is the host's
+expect_output_contains "bake --root / is only for a chroot into an image root"
 # No shimkeeper unit in the image.
 mv "$ROOT/lib/systemd/system/shimkeeper.service" "$T/unit"
 expect_refused 2 "shimkeeper.service is in neither $ROOT/lib/systemd/system nor $ROOT/usr/lib/systemd/system"

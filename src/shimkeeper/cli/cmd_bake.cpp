@@ -7,7 +7,7 @@
 // own `config dump` check is skipped (the candidate config is still re-parsed and compared key
 // by key). Every check that can refuse runs before the first write, so a root without containerd,
 // without the shimkeeper unit, or with a config shimkeeper cannot edit is left byte for byte as
-// it was.
+// it was. `--root /` is accepted only inside a chroot (the image seen from inside it).
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/image_root.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
@@ -15,6 +15,7 @@
 #include "shimkeeper/reconcile/node_plan.hpp"
 #include "shimkeeper/reconcile/stage.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
+#include "shimkeeper/util/chroot.hpp"
 #include "shimkeeper/util/remove_on_exit.hpp"
 
 #include <iostream>
@@ -25,10 +26,17 @@ namespace shimkeeper::cli {
 namespace {
 
 util::Expected<int> bake(Context& ctx, const std::string& containerd_version) {
-    if (ctx.root.is_host()) {
+    if (ctx.root.root().empty()) {
         return util::fail(util::ErrorCode::invalid_input,
-                          "bake needs --root DIR, the image root to install into (not /: on a "
-                          "running node use `shimkeeper apply`)");
+                          "bake needs --root DIR, the image root to install into (on a running "
+                          "node use `shimkeeper apply`)");
+    }
+    // Inside a chroot into the image (Ansible's chroot connection), the image root is "/".
+    if (ctx.root.is_host() && !util::inside_chroot()) {
+        return util::fail(util::ErrorCode::invalid_input,
+                          "bake --root / is only for a chroot into an image root (where "
+                          "/proc/1/root is another directory, or there is no /proc), and here / "
+                          "is the running system's: on a running node use `shimkeeper apply`");
     }
     // Read-only from here to the lock: every refusal leaves the root untouched.
     const auto version = TRY(image_containerd_version(ctx.root, containerd_version));

@@ -1,0 +1,41 @@
+// Telling a chroot into an image root from the running system's root, on the real disk.
+#include "shimkeeper/util/chroot.hpp"
+#include "shimkeeper/util/fs.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace shimkeeper::util {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ChrootTest : public ::testing::Test {
+protected:
+    void TearDown() override {
+        if (!HasFailure()) {
+            fs::remove_all(m_dir);
+        }
+    }
+    fs::path m_dir = make_temp_dir(fs::temp_directory_path(), "sk-chroot-").value();
+};
+
+TEST_F(ChrootTest, SameRootAsInitIsTheRunningSystem) {
+    EXPECT_FALSE(inside_chroot(m_dir, m_dir));
+}
+
+TEST_F(ChrootTest, AnotherRootThanInitsIsAChroot) {
+    fs::create_directory(m_dir / "image");
+    EXPECT_TRUE(inside_chroot(m_dir, m_dir / "image"));
+}
+
+TEST_F(ChrootTest, NoProcIsNoRunningSystem) {
+    EXPECT_TRUE(inside_chroot(m_dir / "proc/1/root", m_dir));
+}
+
+TEST_F(ChrootTest, AnUnreadableOwnRootIsNotTakenForAChroot) {
+    EXPECT_FALSE(inside_chroot(m_dir, m_dir / "missing"));
+}
+
+} // namespace
+} // namespace shimkeeper::util
