@@ -1,14 +1,14 @@
 #!/bin/sh
 # The check of build `boot` (shimkeeper.pkr.hcl), run inside the booted image by systemd. The
-# template hands it over on the kernel command line (systemd.run=, base64, comments stripped), so
-# the image carries nothing of it. It prints what it finds on the console (the serial log) and
-# ends with one verdict line, read by the build's post-processor:
+# template hands it over as a QEMU firmware config file and names it on the kernel command line
+# (systemd.run=), so the image carries nothing of it. It prints what it finds on the console (the
+# serial log) and ends with one verdict line, read by the build's post-processor:
 #   shimkeeper-image-check: ok
 #   shimkeeper-image-check: FAILED: <every reason>
 # then systemd powers the machine off. "Converged at first boot": shimkeeper.service enabled,
-# started without a restart and ready (its first reconcile done), every declared handler in
-# containerd's CRI at its stored binary, containerd started once in this boot (nothing had to be
-# downloaded or restarted). Kept short: the kernel command line holds 2048 bytes.
+# started without a restart and ready (its first reconcile done); every declared handler in
+# containerd's CRI at its stored binary, which is there; the last transaction committed (the
+# bake's, unless the daemon had to change something); containerd started once in this boot.
 
 reasons=""
 say() { echo "shimkeeper-image-check: $*"; }
@@ -34,6 +34,12 @@ registered=$(echo "$status" | grep -c '^  handler .*: registered -> ')
 [ "${declared:-0}" -gt 0 ] || bad "no shim is declared"
 [ "$registered" = "$declared" ] ||
     bad "$registered of ${declared:-?} declared handlers are registered at their stored binary"
+for binary in $(echo "$status" | sed -n 's/^  handler .*: registered -> //p'); do
+    [ -x "$binary" ] || bad "$binary is not an executable file"
+done
+# The bake's transaction stays the last one when the daemon found nothing to change.
+echo "$status" | grep -q '^Last transaction: [^ ]* [^ ]* committed' ||
+    bad "the last transaction did not commit: $(echo "$status" | grep '^Last transaction')"
 
 n=$(starts containerd.service)
 say "containerd.service started $n times in this boot"

@@ -74,6 +74,8 @@ source "qemu" "first-boot" {
   format           = "raw"
   accelerator      = "tcg"
   headless         = true
+  disable_vnc      = true
+  boot_wait        = "0s"
   communicator     = "none"
   skip_resize_disk = true
   disk_interface   = "virtio"
@@ -104,9 +106,14 @@ build {
   name    = "bake"
   sources = ["source.null.rootfs"]
 
+  # `mkfs.ext4 -d` copies file by file: new inode numbers, no sub-second times. The store's
+  # tamper records (state/fingerprints, written by the role's `shimkeeper apply`) hold both, so
+  # the node would take every baked shim for edited by hand, discard it and download it again at
+  # first boot. They are dropped, as `shimkeeper bake` does; the node records its own.
   provisioner "shell-local" {
     inline = [
       "ansible-playbook -c community.general.chroot -i '${var.rootfs},' -e @${var.shims_file} ${path.root}/../ansible/playbook.yml",
+      "rm -rf ${var.rootfs}/var/lib/shimkeeper/state/fingerprints",
       "mkdir -p ${var.output_directory}",
       "mkfs.ext4 -q -F -d ${var.rootfs} ${var.output_directory}/disk.raw ${var.disk_size}",
     ]
