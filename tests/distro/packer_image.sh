@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Test 7 of the distro label, the slow tier (a VM under TCG, ~1–2 min): the Packer template
-# (image-builder/packer/) as an operator runs it, both builds for real.
+# Test 7 of the distro label, the slow tier (a VM under TCG: about 3 minutes warm on two busy
+# cores): the Packer template (image-builder/packer/) as an operator runs it, both builds for real.
 #   1. build `bake`: the Ansible role installs the .deb into a Debian 12 root with a kernel over
 #      Ansible's chroot connection and bakes one shim, served from the host's 127.0.0.1 (the
 #      root's own containerd-shim-runc-v2 renamed); `mkfs.ext4 -d` makes the raw disk;
 #   2. build `boot`: qemu under TCG boots that disk with the image's own kernel (pure cgroup v2),
-#      no network; the template's first-boot check reports on the serial console and the guest
-#      powers itself off.
+#      with no way out to a network; the template's first-boot check reports on the serial console
+#      and the guest powers itself off.
 # Asserted from the serial log: the handler demo registered at the baked binary, /sys/fs/cgroup a
 # cgroup2 filesystem, containerd.service started once, shimkeeper.service active with no restart
 # and no transaction of its own (the last one is the bake's: nothing downloaded, nothing
@@ -37,8 +37,10 @@ mkdir -p "$T/artifacts" "$T/shim"
 install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-demo-v2"
 tar -C "$T/shim" -czf "$T/artifacts/demo.tar.gz" containerd-shim-demo-v2
 sk_start_server "$T/artifacts"
+# The role's variables. install_now: the shim is fetched during the bake, none at first boot.
 cat >"$T/shims.yml" <<EOF
 shimkeeper_deb: $deb
+shimkeeper_install_now: true
 shimkeeper_shims:
   - name: demo
     handler: demo
@@ -67,9 +69,11 @@ packer_build() {
         -var output_directory="$T/output" -var boot_timeout=8m "$ib/packer") >"$T/${1%%.*}.log" 2>&1
 }
 serial=$T/output/serial.log
-serial_tail() {
+serial_report() { # what the check printed, then the serial log's tail (how far the boot got)
+    echo "--- the check's lines on the serial console:"
+    tr -d '\r' <"$serial" 2>/dev/null | grep 'shimkeeper-image-check:' || echo "(none: it never ran)"
     echo "--- the serial log's last lines ($serial):"
-    tr -d '\r' <"$serial" 2>/dev/null | tail -n 40
+    tr -d '\r' <"$serial" 2>/dev/null | tail -n 30
 }
 
 # --- 1. bake: the role over the chroot connection, then the raw disk.
@@ -87,12 +91,13 @@ baked_txn=$(sed -n 's/^Last transaction: \(.*\) committed .*/\1/p' "$T/baked.sta
 started=$SECONDS
 if ! packer_build boot.qemu.first-boot; then
     fail "packer build of boot failed after $((SECONDS - started)) s: $(tail -n 15 "$T/boot.log")" \
-        "$(serial_tail)"
+        "$(serial_report)"
 fi
-uptimes=$(tr -d '\r' <"$serial" | sed -n 's/.*shimkeeper-image-check: up \([0-9.]*\) s.*/\1/p' | paste -sd/)
-echo "the check boot took $((SECONDS - started)) s (guest uptime when the check began/ended: $uptimes s)"
+uptimes=$(tr -d '\r' <"$serial" | sed -n 's/.*shimkeeper-image-check: up \([0-9.]*\) s.*/\1/p')
+echo "the check boot took $((SECONDS - started)) s (guest uptime when the check began/ended:" \
+    "$(echo "$uptimes" | paste -sd/) s)"
 expect_serial() { # TEXT WHAT: the serial log holds TEXT (a fixed string)
-    tr -d '\r' <"$serial" | grep -qF -- "$1" || fail "$2 (no line '$1'): $(serial_tail)"
+    tr -d '\r' <"$serial" | grep -qF -- "$1" || fail "$2 (no line '$1'): $(serial_report)"
 }
 expect_serial "handler demo: registered -> /var/lib/shimkeeper/bin/containerd-shim-demo-v2" \
     "CRI does not list demo at the baked binary"
@@ -104,4 +109,5 @@ expect_serial "Last transaction: $baked_txn committed" \
 expect_serial "shimkeeper-image-check: ok" "the check's verdict is not ok"
 grep -q "Build 'boot.qemu.first-boot' finished" "$T/boot.log" ||
     fail "packer does not report the boot build finished: $(tail -n 15 "$T/boot.log")"
-echo "ok: baked with the role, booted under TCG offline: demo registered, cgroup v2, one containerd start, no transaction at first boot"
+echo "ok: baked with the role, booted offline under TCG: demo registered, cgroup v2," \
+    "one containerd start, no transaction at first boot"
