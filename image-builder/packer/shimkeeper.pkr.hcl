@@ -9,7 +9,7 @@
 # 1. bake: the role runs against the unbooted root over Ansible's chroot connection (the root
 #    needs python3, python3-apt, a kernel and an initrd; the shimkeeper package from apt or a .deb
 #    named in shims_file's shimkeeper_deb), then `mkfs.ext4 -d` turns the root into
-#    OUTPUT/disk.raw, the image (no loop mounts).
+#    OUTPUT/disk.img, the image: a raw disk holding one ext4 filesystem (no loop mounts).
 # 2. boot: qemu (TCG: no KVM needed) boots a copy of that disk with the image's own kernel, its
 #    writes thrown away (-snapshot), with no way out to any network: a shim that would need a
 #    download at first boot fails the check. first-boot-check.sh, handed over through QEMU's
@@ -69,7 +69,9 @@ source "null" "rootfs" {
 
 source "qemu" "first-boot" {
   disk_image       = true
-  iso_url          = "${var.output_directory}/disk.raw"
+  # Not named *.raw: Packer would copy it byte for byte (2G written); `qemu-img convert` keeps
+  # it sparse.
+  iso_url          = "${var.output_directory}/disk.img"
   iso_checksum     = "none"
   format           = "raw"
   accelerator      = "tcg"
@@ -115,7 +117,7 @@ build {
       "ansible-playbook -c community.general.chroot -i '${var.rootfs},' -e @${var.shims_file} ${path.root}/../ansible/playbook.yml",
       "rm -rf ${var.rootfs}/var/lib/shimkeeper/state/fingerprints",
       "mkdir -p ${var.output_directory}",
-      "mkfs.ext4 -q -F -d ${var.rootfs} ${var.output_directory}/disk.raw ${var.disk_size}",
+      "mkfs.ext4 -q -F -d ${var.rootfs} ${var.output_directory}/disk.img ${var.disk_size}",
     ]
   }
 }

@@ -80,7 +80,7 @@ serial_report() { # what the check printed, then the serial log's tail (how far 
 started=$SECONDS
 packer_build bake.null.rootfs || fail "packer build of bake failed: $(tail -n 30 "$T/bake.log")"
 echo "the bake took $((SECONDS - started)) s"
-[[ -s $T/output/disk.raw ]] || fail "the bake made no disk: $(tail -n 30 "$T/bake.log")"
+[[ -s $T/output/disk.img ]] || fail "the bake made no disk: $(tail -n 30 "$T/bake.log")"
 (($(sk_requests_for /demo.tar.gz) == 1)) ||
     fail "the bake downloaded the shim $(sk_requests_for /demo.tar.gz) times, not once"
 chroot "$root" shimkeeper status >"$T/baked.status" 2>&1 || fail "status in the baked root failed"
