@@ -1,24 +1,30 @@
 # Bakes containerd shims into a Debian 12 node image with the shimkeeper Ansible role, then boots
-# the image once to check it. Packer 1.6.6 (Debian's): no `packer { required_plugins }`, no
-# `packer init`; the builders used here are built in.
+# the image once, offline, to check that it comes up converged. Packer 1.6.6 (Debian's): no
+# `packer { required_plugins }`, no `packer init`; the builders used here are built in. The two
+# builds run one after the other (Packer would start them in parallel), as root:
 #
-#   packer build -only='bake.null.rootfs' -var rootfs=/srv/rootfs -var shims_file=shims.yml .
-#   packer build -only='boot.qemu.first-boot' -var kernel=... -var initrd=... .
+#   packer build -only=bake.null.rootfs -var rootfs=/srv/rootfs -var shims_file=shims.yml .
+#   packer build -only=boot.qemu.first-boot -var rootfs=/srv/rootfs -var shims_file=shims.yml .
 #
-# 1. bake: the role runs against the unbooted root over Ansible's chroot connection (the rootfs
-#    needs python3 and the shimkeeper package or a .deb in shims_file's shimkeeper_deb), then
-#    `mkfs.ext4 -d` turns it into a raw disk (no loop mounts needed).
-# 2. boot: qemu under TCG boots that disk with the host's kernel; the guest powers itself off
-#    (communicator "none"), its serial console is the log.
+# 1. bake: the role runs against the unbooted root over Ansible's chroot connection (the root
+#    needs python3, python3-apt, a kernel and an initrd; the shimkeeper package from apt or a .deb
+#    named in shims_file's shimkeeper_deb), then `mkfs.ext4 -d` turns the root into
+#    OUTPUT/disk.img, the image: a raw disk holding one ext4 filesystem (no loop mounts).
+# 2. boot: qemu (TCG: no KVM needed) boots a copy of that disk with the image's own kernel, its
+#    writes thrown away (-snapshot), with no way out to any network: a shim that would need a
+#    download at first boot fails the check. first-boot-check.sh, handed over through QEMU's
+#    firmware config (nothing of it is baked in), runs once the system is up, prints its findings
+#    and a verdict on the serial console (OUTPUT/serial.log), and systemd powers the machine off;
+#    the post-processor fails the build unless the verdict is ok.
 
 variable "rootfs" {
   type        = string
-  description = "Debian 12 root directory to bake into (mmdebstrap with systemd, containerd, python3)"
+  description = "Debian 12 root directory to bake into (systemd, containerd, python3, python3-apt, a kernel)"
 }
 
 variable "shims_file" {
   type        = string
-  description = "YAML with the role's variables (shimkeeper_shims, shimkeeper_deb, shimkeeper_kube)"
+  description = "YAML with the role's variables (shimkeeper_shims, shimkeeper_deb, shimkeeper_kube, ...)"
 }
 
 variable "output_directory" {
@@ -32,13 +38,29 @@ variable "disk_size" {
 }
 
 variable "kernel" {
-  type    = string
-  default = "/vmlinuz"
+  type        = string
+  default     = ""
+  description = "Kernel to boot the image with; empty: the image's own (ROOTFS/vmlinuz)"
 }
 
 variable "initrd" {
-  type    = string
-  default = "/initrd.img"
+  type        = string
+  default     = ""
+  description = "Its initrd, which must carry virtio_blk and ext4; empty: ROOTFS/initrd.img"
+}
+
+variable "boot_timeout" {
+  type        = string
+  default     = "15m"
+  description = "How long the check boot may take before the VM is stopped and the build fails"
+}
+
+locals {
+  kernel = var.kernel != "" ? var.kernel : "${var.rootfs}/vmlinuz"
+  initrd = var.initrd != "" ? var.initrd : "${var.rootfs}/initrd.img"
+  # The check reaches the guest as a QEMU firmware config file (/sys/firmware/qemu_fw_cfg).
+  check  = "/sys/firmware/qemu_fw_cfg/by_name/opt/org.shimkeeper/check/raw"
+  serial = "${var.output_directory}/serial.log"
 }
 
 source "null" "rootfs" {
@@ -47,25 +69,37 @@ source "null" "rootfs" {
 
 source "qemu" "first-boot" {
   disk_image       = true
-  iso_url          = "${var.output_directory}/disk.raw"
+  # Not named *.raw: Packer would copy it byte for byte (2G written); `qemu-img convert` keeps
+  # it sparse.
+  iso_url          = "${var.output_directory}/disk.img"
   iso_checksum     = "none"
   format           = "raw"
   accelerator      = "tcg"
   headless         = true
+  disable_vnc      = true
+  boot_wait        = "0s"
   communicator     = "none"
   skip_resize_disk = true
   disk_interface   = "virtio"
-  net_device       = "virtio-net"
   output_directory = "${var.output_directory}/boot"
   vm_name          = "disk.raw"
   memory           = 1024
   cpus             = 2
-  shutdown_timeout = "10m"
+  shutdown_timeout = var.boot_timeout
   qemuargs = [
-    ["-kernel", "${var.kernel}"],
-    ["-initrd", "${var.initrd}"],
-    ["-append", "root=/dev/vda rw console=ttyS0 panic=-1"],
-    ["-serial", "file:${var.output_directory}/serial.log"],
+    ["-cpu", "max"],
+    # Packer always adds a NIC; `restrict=on` leaves it nowhere to go.
+    ["-netdev", "user,id=user.0,restrict=on"],
+    ["-snapshot"],
+    ["-kernel", local.kernel],
+    ["-initrd", local.initrd],
+    ["-append", join(" ", [
+      "root=/dev/vda rw console=ttyS0 panic=-1",
+      "systemd.run=\"/bin/sh -c 'modprobe qemu_fw_cfg; exec /bin/sh ${local.check}'\"",
+      "systemd.run_success_action=poweroff systemd.run_failure_action=poweroff",
+    ])],
+    ["-fw_cfg", "name=opt/org.shimkeeper/check,file=${path.root}/first-boot-check.sh"],
+    ["-serial", "file:${local.serial}"],
     ["-no-reboot"],
   ]
 }
@@ -74,11 +108,16 @@ build {
   name    = "bake"
   sources = ["source.null.rootfs"]
 
+  # `mkfs.ext4 -d` copies file by file: new inode numbers, no sub-second times. The store's
+  # tamper records (state/fingerprints, written by the role's `shimkeeper apply`) hold both, so
+  # the node would take every baked shim for edited by hand, discard it and download it again at
+  # first boot. They are dropped, as `shimkeeper bake` does; the node records its own.
   provisioner "shell-local" {
     inline = [
       "ansible-playbook -c community.general.chroot -i '${var.rootfs},' -e @${var.shims_file} ${path.root}/../ansible/playbook.yml",
+      "rm -rf ${var.rootfs}/var/lib/shimkeeper/state/fingerprints",
       "mkdir -p ${var.output_directory}",
-      "mkfs.ext4 -q -F -d ${var.rootfs} ${var.output_directory}/disk.raw ${var.disk_size}",
+      "mkfs.ext4 -q -F -d ${var.rootfs} ${var.output_directory}/disk.img ${var.disk_size}",
     ]
   }
 }
@@ -86,4 +125,12 @@ build {
 build {
   name    = "boot"
   sources = ["source.qemu.first-boot"]
+
+  # Runs once the VM has powered itself off: the verdict line decides the build's exit code.
+  post-processor "shell-local" {
+    inline = [
+      "tr -d '\\r' <${local.serial} | grep 'shimkeeper-image-check:' || echo 'no line of the check on the serial console'",
+      "tr -d '\\r' <${local.serial} | grep -q 'shimkeeper-image-check: ok$'",
+    ]
+  }
 }

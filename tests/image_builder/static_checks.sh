@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # image-builder/ checked cheaply (label distro): Ansible parses the playbook and the role,
-# Packer 1.6.6 validates the HCL2 template, cloud-init's user-data is a #cloud-config YAML
-# document, and the role's templates render (through Ansible's own template module) into a
-# drop-in that shimkeeper itself loads and plans, and agent settings whose [kube] it loads.
-# Running the role for real is tests/distro/ansible_role.sh's job.
+# Packer 1.6.6 validates the HCL2 template (and its first-boot check parses as sh), cloud-init's
+# user-data is a #cloud-config YAML document, and the role's templates render (through Ansible's
+# own template module) into a drop-in that shimkeeper itself loads and plans, and agent settings
+# whose [kube] it loads. Running them for real is tests/distro's job (ansible_role, packer_image).
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?run through ctest}/tests/support/common.sh"
 sk_init
@@ -15,6 +15,8 @@ expect_exit 0 env ANSIBLE_ROLES_PATH="$ib/ansible/roles" ansible-playbook --synt
 expect_exit 0 packer validate -var rootfs="$T" -var shims_file="$T/shims.yml" "$ib/packer"
 expect_exit 1 packer validate "$ib/packer" # the required variables are required
 expect_output_contains 'Unset variable "rootfs"'
+# The boot build's check runs in the image under Debian's /bin/sh (dash).
+expect_exit 0 dash -n "$ib/packer/first-boot-check.sh"
 
 python3 - "$ib/cloud-init/user-data" <<'PY'
 import sys, yaml
