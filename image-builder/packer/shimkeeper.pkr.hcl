@@ -108,10 +108,10 @@ build {
   name    = "bake"
   sources = ["source.null.rootfs"]
 
-  # `mkfs.ext4 -d` copies file by file: new inode numbers, no sub-second times. The store's
-  # tamper records (state/fingerprints, written by the role's `shimkeeper apply`) hold both, so
-  # the node would take every baked shim for edited by hand, discard it and download it again at
-  # first boot. They are dropped, as `shimkeeper bake` does; the node records its own.
+  # `mkfs.ext4 -d` copies file by file: new inode numbers, no sub-second times. Over the chroot
+  # connection the role runs `shimkeeper bake --root /`, which keeps no tamper records (they hold
+  # both); the line that drops them anyway guards a root an older role filled with `apply`, which
+  # the node would otherwise take for edited by hand and download again at first boot.
   provisioner "shell-local" {
     inline = [
       "ansible-playbook -c community.general.chroot -i '${var.rootfs},' -e @${var.shims_file} ${path.root}/../ansible/playbook.yml",
