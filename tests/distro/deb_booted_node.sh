@@ -5,8 +5,11 @@
 #      PID 1; `systemd-analyze security` scores it at most 2.5;
 #   2. a file dropped into shims.d/ converges without any command: containerd.service restarted
 #      exactly once, the handler in CRI (as `shimkeeper status` reads it), a container run through
-#      the installed shim;
+#      the installed shim; the install's journal record found by `journalctl -u shimkeeper
+#      SHIM=demo` with its HANDLER, DIGEST, TXN and PRIORITY; the metrics as Debian's own
+#      prometheus-node-exporter.service (under the same PID 1) serves them;
 #   3. a change containerd refuses to start with is rolled back: config as before, handler kept;
+#      the rollback is a warning in the journal and counted in the metrics;
 #   4. `apt-get remove`: the daemon is gone, the shim still runs containers after a restart of
 #      containerd; a purge now keeps the store and says how to finish;
 #   5. reinstall, stop the daemon, `shimkeeper reset`, `apt-get purge`: containerd's config is
@@ -14,11 +17,13 @@
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_exporter.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_journal.sh"
 distro_init
 deb=$(distro_packages | grep '\.deb$')
 
 status=0
-debian_rootfs_copy "$T/rootfs" || status=$?
+debian_rootfs_copy "$T/rootfs" prometheus-node-exporter || status=$?
 ((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
 root=$T/rootfs
 cp "$deb" "$root/root/"
@@ -48,7 +53,19 @@ ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
 ExecStartPre=/bin/sh -c '! grep -rqs "runtimes\\.broken" /etc/containerd'
 EOF
 
+# Debian's node_exporter as packaged (its unit, its user, its default textfile directory, which
+# is shimkeeper's default too); only where it listens is ours: nspawn shares the host's network,
+# so a free port on 127.0.0.1, scraped from the host. Only the textfile collector: the others
+# would read the host's /proc and /sys.
+exporter_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "ARGS=\"--web.listen-address=127.0.0.1:$exporter_port --collector.disable-defaults --collector.textfile\"" \
+    >"$root/etc/default/prometheus-node-exporter"
+NODE_EXPORTER_URL=http://127.0.0.1:$exporter_port/metrics
+
 boot_node "$root"
+boot__wait 30 curl -fsS -o /dev/null "$NODE_EXPORTER_URL" ||
+    fail "the node's prometheus-node-exporter.service does not answer on $NODE_EXPORTER_URL:" \
+        "$(boot_run journalctl -u prometheus-node-exporter --no-pager | tail -10)"
 starts() { boot_run sh -c 'wc -l </run/containerd-starts'; }
 run_through_shim() { # NAME: a container through the installed shim prints hello
     boot_run ctr run --rm --runtime /var/lib/shimkeeper/bin/containerd-shim-demo-v2 \
@@ -89,8 +106,23 @@ grep -q "handler demo: registered -> /var/lib/shimkeeper/bin/containerd-shim-dem
     fail "the running containerd's CRI does not list demo at the installed shim: $(cat "$T/status.out")"
 out=$(run_through_shim c1) || fail "ctr run through the installed shim failed: $out"
 [[ $out == "hello from c1" ]] || fail "the container printed: $out"
-# TODO(issue 9, the other helper's part): journald fields (journalctl -u shimkeeper SHIM=demo)
-# and node_exporter textfile metrics are checked here once they exist.
+# The journal: one record for the install, with the fields the README lists.
+journal_txn=$(last_txn_id "$root")
+boot__wait 10 journal_has SHIM=demo "committed" ||
+    fail "journalctl -u shimkeeper SHIM=demo has no committed record:" \
+        "$(boot_run journalctl -u shimkeeper --no-pager -o verbose | tail -40)"
+journal_expect "the install of demo" SHIM=demo "committed" -- \
+    HANDLER=demo "DIGEST=sha256:$(sha256_of "$T/artifacts/demo.tar.gz")" "TXN=$journal_txn" PRIORITY=6
+(($(journal_txns SHIM=demo committed) == 1)) || fail "more than one transaction committed demo"
+# The metrics, as the node's own node_exporter serves them.
+node_exporter_scrape >/dev/null
+expect_metric node_textfile_scrape_error 0
+expect_metric shimkeeper_shims_installed 1
+committed=$(metric 'shimkeeper_transactions_total{result="committed"}')
+((${committed:-0} >= 1)) || fail "transactions_total{result=\"committed\"} is '$committed' after an install ($T/metrics.txt)"
+expect_metric shimkeeper_containerd_restarts_total 1
+store_bytes=$(metric shimkeeper_store_bytes)
+((${store_bytes:-0} > 0)) || fail "shimkeeper_store_bytes is '$store_bytes' with one shim stored ($T/metrics.txt)"
 
 # --- 3. a change containerd refuses: rolled back, the node as before.
 config_with_demo=$(tree_digest "$root/etc/containerd")
@@ -106,6 +138,16 @@ boot_run systemctl stop shimkeeper
     fail "containerd's config is not as before the broken change"
 [[ "$(boot_run systemctl is-active containerd)" == active ]] || fail "containerd is not active"
 out=$(run_through_shim c2) || fail "after the rollback, ctr run through demo failed: $out"
+# Every attempt at the broken shim is one rolled-back transaction (the daemon may have retried
+# once before it stopped): each a warning in the journal, each counted, and nothing committed.
+journal_expect "the rollback of broken" SHIM=broken "rolled-back" -- HANDLER=broken PRIORITY=4 \
+    "TXN=$(last_txn_id "$root")"
+! journal_has SHIM=broken "committed" || fail "the journal has a committed record for the broken shim"
+rollbacks=$(journal_txns SHIM=broken "rolled-back")
+node_exporter_scrape >/dev/null
+expect_metric shimkeeper_rollbacks_total "$rollbacks"
+expect_metric 'shimkeeper_transactions_total{result="rolled-back"}' "$rollbacks"
+expect_metric shimkeeper_shims_installed 1
 rm "$root/etc/shimkeeper/shims.d/20-broken.toml"
 boot_run systemctl start shimkeeper || fail "the daemon does not start again"
 
