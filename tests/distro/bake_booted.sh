@@ -43,7 +43,8 @@ tar -C "$T/shim" -czf "$T/artifacts/demo.tar.gz" containerd-shim-demo-v2
 sk_start_server "$T/artifacts"
 write_shim_toml "$root/etc/shimkeeper/shims.d/10-demo.toml" demo demo "$SERVER_URL/demo.tar.gz" \
     "$(sha256_of "$T/artifacts/demo.tar.gz")"
-bake() { "$root/usr/bin/shimkeeper" --root "$root" bake; }
+# As README writes it: `shimkeeper bake --root DIR`, the image's own binary run from the host.
+bake() { "$root/usr/bin/shimkeeper" bake --root "$root"; }
 
 # --- 1. refused: containerd's config is not TOML. Nothing written, nothing downloaded.
 config=$root/etc/containerd/config.toml
