@@ -13,7 +13,8 @@
 #   4. `apt-get remove`: the daemon is gone, the shim still runs containers after a restart of
 #      containerd; a purge now keeps the store and says how to finish;
 #   5. reinstall, stop the daemon, `shimkeeper reset`, `apt-get purge`: containerd's config is
-#      byte for byte what it was before the first install and no shimkeeper file is left.
+#      byte for byte what it was before the first install and no shimkeeper file is left
+#      (node_exporter's shimkeeper.prom included: it would go on reporting an installed shim).
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"
