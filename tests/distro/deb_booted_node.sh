@@ -175,6 +175,9 @@ boot_run systemctl disable --now shimkeeper || fail "cannot stop the daemon"
 boot_run sh -c ': >/run/containerd-starts'
 boot_run shimkeeper reset >"$T/reset.out" 2>&1 || fail "shimkeeper reset failed: $(cat "$T/reset.out")"
 (($(starts) == 1)) || fail "reset started containerd $(starts) times, expected once"
+# The counters went with the store: node_exporter must not go on serving them.
+[[ ! -e $root/var/lib/prometheus/node-exporter/shimkeeper.prom ]] ||
+    fail "reset left node_exporter's shimkeeper.prom: $(grep -v '^#' "$root/var/lib/prometheus/node-exporter/shimkeeper.prom")"
 boot_run apt-get purge -y -q shimkeeper >"$T/purge2.log" 2>&1 || fail "purge failed"
 rm -f "$root$deb_in_node"
 [[ "$(tree_digest "$root/etc/containerd")" == "$config_before" ]] ||
