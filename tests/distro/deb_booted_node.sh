@@ -5,20 +5,26 @@
 #      PID 1; `systemd-analyze security` scores it at most 2.5;
 #   2. a file dropped into shims.d/ converges without any command: containerd.service restarted
 #      exactly once, the handler in CRI (as `shimkeeper status` reads it), a container run through
-#      the installed shim;
+#      the installed shim; the install's journal record found by `journalctl -u shimkeeper
+#      SHIM=demo` with its HANDLER, DIGEST, TXN and PRIORITY; the metrics as Debian's own
+#      prometheus-node-exporter.service (under the same PID 1) serves them;
 #   3. a change containerd refuses to start with is rolled back: config as before, handler kept;
+#      the rollback is a warning in the journal and counted in the metrics;
 #   4. `apt-get remove`: the daemon is gone, the shim still runs containers after a restart of
 #      containerd; a purge now keeps the store and says how to finish;
 #   5. reinstall, stop the daemon, `shimkeeper reset`, `apt-get purge`: containerd's config is
-#      byte for byte what it was before the first install and no shimkeeper file is left.
+#      byte for byte what it was before the first install and no shimkeeper file is left
+#      (node_exporter's shimkeeper.prom included: it would go on reporting an installed shim).
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_exporter.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_journal.sh"
 distro_init
 deb=$(distro_packages | grep '\.deb$')
 
 status=0
-debian_rootfs_copy "$T/rootfs" || status=$?
+debian_rootfs_copy "$T/rootfs" prometheus-node-exporter || status=$?
 ((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
 root=$T/rootfs
 cp "$deb" "$root/root/"
@@ -48,7 +54,27 @@ ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
 ExecStartPre=/bin/sh -c '! grep -rqs "runtimes\\.broken" /etc/containerd'
 EOF
 
+# Debian's node_exporter as packaged (its unit, its user, its default textfile directory, which
+# is shimkeeper's default too); only where it listens is ours: nspawn shares the host's network,
+# so a free port on 127.0.0.1, scraped from the host. Only the textfile collector: the others
+# would read the host's /proc and /sys.
+exporter_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "ARGS=\"--web.listen-address=127.0.0.1:$exporter_port --collector.disable-defaults --collector.textfile\"" \
+    >"$root/etc/default/prometheus-node-exporter"
+NODE_EXPORTER_URL=http://127.0.0.1:$exporter_port/metrics
+
+# expect_metric_over SAMPLE MIN: SAMPLE is above MIN (node_exporter writes big values as floats).
+expect_metric_over() {
+    local got
+    got=$(metric "$1")
+    awk -v got="$got" -v min="$2" 'BEGIN { exit !(got != "" && got + 0 > min + 0) }' ||
+        fail "metric $1 is '$got', expected more than $2 (scrape: $T/metrics.txt)"
+}
+
 boot_node "$root"
+boot__wait 30 curl -fsS -o /dev/null "$NODE_EXPORTER_URL" ||
+    fail "the node's prometheus-node-exporter.service does not answer on $NODE_EXPORTER_URL:" \
+        "$(boot_run journalctl -u prometheus-node-exporter --no-pager | tail -10)"
 starts() { boot_run sh -c 'wc -l </run/containerd-starts'; }
 run_through_shim() { # NAME: a container through the installed shim prints hello
     boot_run ctr run --rm --runtime /var/lib/shimkeeper/bin/containerd-shim-demo-v2 \
@@ -89,8 +115,21 @@ grep -q "handler demo: registered -> /var/lib/shimkeeper/bin/containerd-shim-dem
     fail "the running containerd's CRI does not list demo at the installed shim: $(cat "$T/status.out")"
 out=$(run_through_shim c1) || fail "ctr run through the installed shim failed: $out"
 [[ $out == "hello from c1" ]] || fail "the container printed: $out"
-# TODO(issue 9, the other helper's part): journald fields (journalctl -u shimkeeper SHIM=demo)
-# and node_exporter textfile metrics are checked here once they exist.
+# The journal: one record for the install, with the fields the README lists.
+journal_txn=$(last_txn_id "$root")
+boot__wait 10 journal_has SHIM=demo "committed" ||
+    fail "journalctl -u shimkeeper SHIM=demo has no committed record:" \
+        "$(boot_run journalctl -u shimkeeper --no-pager -o verbose | tail -40)"
+journal_expect "the install of demo" SHIM=demo "committed" -- \
+    HANDLER=demo "DIGEST=sha256:$(sha256_of "$T/artifacts/demo.tar.gz")" "TXN=$journal_txn" PRIORITY=6
+(($(journal_txns SHIM=demo committed) == 1)) || fail "more than one transaction committed demo"
+# The metrics, as the node's own node_exporter serves them.
+node_exporter_scrape >/dev/null
+expect_metric node_textfile_scrape_error 0
+expect_metric shimkeeper_shims_installed 1
+expect_metric_over 'shimkeeper_transactions_total{result="committed"}' 0
+expect_metric shimkeeper_containerd_restarts_total 1
+expect_metric_over shimkeeper_store_bytes 0
 
 # --- 3. a change containerd refuses: rolled back, the node as before.
 config_with_demo=$(tree_digest "$root/etc/containerd")
@@ -106,6 +145,16 @@ boot_run systemctl stop shimkeeper
     fail "containerd's config is not as before the broken change"
 [[ "$(boot_run systemctl is-active containerd)" == active ]] || fail "containerd is not active"
 out=$(run_through_shim c2) || fail "after the rollback, ctr run through demo failed: $out"
+# Every attempt at the broken shim is one rolled-back transaction (the daemon may have retried
+# once before it stopped): each a warning in the journal, each counted, and nothing committed.
+journal_expect "the rollback of broken" SHIM=broken "rolled-back" -- HANDLER=broken PRIORITY=4 \
+    "TXN=$(last_txn_id "$root")"
+! journal_has SHIM=broken "committed" || fail "the journal has a committed record for the broken shim"
+rollbacks=$(journal_txns SHIM=broken "rolled-back")
+node_exporter_scrape >/dev/null
+expect_metric shimkeeper_rollbacks_total "$rollbacks"
+expect_metric 'shimkeeper_transactions_total{result="rolled-back"}' "$rollbacks"
+expect_metric shimkeeper_shims_installed 1
 rm "$root/etc/shimkeeper/shims.d/20-broken.toml"
 boot_run systemctl start shimkeeper || fail "the daemon does not start again"
 
@@ -126,6 +175,9 @@ boot_run systemctl disable --now shimkeeper || fail "cannot stop the daemon"
 boot_run sh -c ': >/run/containerd-starts'
 boot_run shimkeeper reset >"$T/reset.out" 2>&1 || fail "shimkeeper reset failed: $(cat "$T/reset.out")"
 (($(starts) == 1)) || fail "reset started containerd $(starts) times, expected once"
+# The counters went with the store: node_exporter must not go on serving them.
+[[ ! -e $root/var/lib/prometheus/node-exporter/shimkeeper.prom ]] ||
+    fail "reset left node_exporter's shimkeeper.prom: $(grep -v '^#' "$root/var/lib/prometheus/node-exporter/shimkeeper.prom")"
 boot_run apt-get purge -y -q shimkeeper >"$T/purge2.log" 2>&1 || fail "purge failed"
 rm -f "$root$deb_in_node"
 [[ "$(tree_digest "$root/etc/containerd")" == "$config_before" ]] ||

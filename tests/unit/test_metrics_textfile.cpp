@@ -111,5 +111,15 @@ TEST_F(MetricsFiles, SameContentIsNotWrittenAgain) {
     }
 }
 
+TEST_F(MetricsFiles, RemovingTakesOnlyOurFileAndAbsenceIsFine) {
+    ASSERT_EQ(write_textfile(m_dir, "a 1\n").value(), Written::yes);
+    ASSERT_TRUE(util::write_file_atomic(m_dir / "node.prom", "b 1\n", 0644));
+    ASSERT_TRUE(remove_textfile(m_dir));
+    EXPECT_FALSE(std::filesystem::exists(m_dir / k_textfile_name));
+    EXPECT_EQ(util::read_file(m_dir / "node.prom").value(), "b 1\n");
+    EXPECT_TRUE(remove_textfile(m_dir));
+    EXPECT_TRUE(remove_textfile(m_dir / "missing"));
+}
+
 } // namespace
 } // namespace shimkeeper::metrics

@@ -1,8 +1,8 @@
 // `shimkeeper reset`: gives the node back as it was before shimkeeper. It is an ordinary
 // transaction towards an empty desired set (so every managed block, created drop-in and bin/
 // link goes, with one restart, the health check and a rollback on failure, exactly as apply),
-// followed by the deletion of the whole store. Package purge relies on it: once the store is
-// gone, nothing on the node points at shimkeeper any more.
+// followed by the deletion of the whole store and of node_exporter's shimkeeper.prom. Package
+// purge relies on it: once the store is gone, nothing on the node points at shimkeeper any more.
 //
 // Decisions: the desired-state files are not read (a broken or still-populated shims.d/ must not
 // stop a reset) and not removed (they are the operator's; a running daemon would re-apply them,
@@ -12,6 +12,7 @@
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
+#include "shimkeeper/metrics/textfile.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 #include "shimkeeper/store/running_binaries.hpp"
@@ -67,6 +68,9 @@ util::Expected<int> reset_node(Context& ctx, reconcile::Restart restart) {
         return 1;
     }
     TRY(remove_store(ctx));
+    // Its counters were in the store: left alone, node_exporter would serve the last numbers
+    // (a shim installed) of a node that has none, even after the package is purged.
+    TRY(metrics::remove_textfile(ctx.root.on_host(ctx.settings.metrics.textfile_dir)));
     ctx.log.info("removed the store " + store_dir(ctx).string() +
                  "; nothing on this node refers to shimkeeper any more");
     return 0;

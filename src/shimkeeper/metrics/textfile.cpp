@@ -83,4 +83,8 @@ util::Expected<Written> write_textfile(const std::filesystem::path& dir, const s
     return Written::yes;
 }
 
+util::Expected<void> remove_textfile(const std::filesystem::path& dir) {
+    return util::remove_all(dir / k_textfile_name);
+}
+
 } // namespace shimkeeper::metrics

@@ -30,4 +30,8 @@ enum class Written { yes, unchanged };
 // Replaces <dir>/shimkeeper.prom atomically with `text`, unless it already holds exactly that.
 util::Expected<Written> write_textfile(const std::filesystem::path& dir, const std::string& text);
 
+// Removes <dir>/shimkeeper.prom (reset: nothing of shimkeeper stays for node_exporter to serve);
+// a missing file or folder is no error, and nothing else in the folder is touched.
+util::Expected<void> remove_textfile(const std::filesystem::path& dir);
+
 } // namespace shimkeeper::metrics
