@@ -55,6 +55,10 @@ sed -e "s|@SHIM_URL@|$SERVER_URL/spin.tar.gz|" \
 left=$(grep -v '^ *#' "$seed/user-data" | grep -o '@[A-Z0-9_]*@' || true)
 [[ -z $left ]] || fail "placeholders the test does not fill are active in $user_data: $left"
 printf 'instance-id: shimkeeper-cloud-init-test\n' >"$seed/meta-data"
+# Nothing else makes cloud-init take the seed: at boot its generator runs ds-identify, which finds
+# NoCloud by the seed folder itself (status: "enabled-by-generator"). One setting for this host
+# only: nspawn shares the host's network namespace, so the node must not configure interfaces.
+printf 'network: {config: disabled}\n' >"$root/etc/cloud/cloud.cfg.d/99-host-network.cfg"
 
 boot_node "$root"
 starts() { boot_run sh -c 'wc -l </run/containerd-starts'; }
@@ -87,6 +91,11 @@ boot_run cloud-init status --long >"$T/ci-long.out" 2>&1 || true
 grep -q 'DataSourceNoCloud' "$T/ci-long.out" ||
     fail "cloud-init's datasource is not NoCloud: $(cat "$T/ci-long.out")"
 cloud_init_units_succeeded
+# The user-data is valid for the node's own cloud-init, but for `locale: false` (see the file).
+boot_run cloud-init schema --system >"$T/schema.out" 2>&1 || true
+errors=$(sed -n 's/^Cloud config schema errors: //p' "$T/schema.out" |
+    sed -e "s/locale: False is not of type 'string'//" -e 's/^, //' -e 's/, $//')
+[[ -z $errors ]] || fail "cloud-init's schema refuses the user-data: $errors"
 
 # --- 2. what the user-data left: the daemon running, the shim installed through one restart.
 [[ "$(boot_run systemctl is-enabled shimkeeper)" == enabled ]] || fail "shimkeeper.service is not enabled"
