@@ -11,7 +11,9 @@
 #      by shimkeeper; `shimkeeper status` lists the handler at the installed shim, which runs a
 #      container; the shim was downloaded once; the apply's output is in cloud-init's log;
 #   3. second boot of the same instance: cloud-init does not run the commands again, the daemon
-#      is running and the shim still runs containers.
+#      is running without restarting containerd, and the shim still runs containers;
+#   4. a new instance-id with a wrong sha256 in the user-data: `cloud-init status` says error (the
+#      shipped runcmd fails as a whole), its output log says why, the node keeps its shim.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"
@@ -130,7 +132,26 @@ cloud_init_units_succeeded
 (($(applies) == 1)) || fail "the second boot ran the user-data's commands again ($(applies) applies)"
 [[ "$(boot_run systemctl is-active shimkeeper)" == active ]] ||
     fail "after a reboot shimkeeper.service is $(boot_run systemctl is-active shimkeeper)"
+# Active means its first reconcile is done (Type=notify): a converged node boots without a restart.
+(($(starts) == 1)) || fail "the second boot started containerd $(starts) times, expected once"
 out=$(run_through_shim c2) || fail "after a reboot, ctr run through the shim failed: $out"
 (($(sk_requests_for /spin.tar.gz) == 1)) || fail "the reboot downloaded the shim again"
+
+# --- 4. a new instance whose user-data names a wrong sha256: cloud-init says error, its output
+# says why, and the node keeps the shim it had.
 boot_poweroff
-echo "ok: NoCloud user-data installed the package, converged once through the system bus, left the daemon running across a reboot"
+sed -i "s|^      sha256 = .*|      sha256 = \"$(printf 'other' | sha256sum | cut -d' ' -f1)\"|" "$seed/user-data"
+printf 'instance-id: shimkeeper-cloud-init-test-2\n' >"$seed/meta-data"
+boot_node "$root"
+boot_run timeout 300 cloud-init status --wait >"$T/ci-status3.out" 2>&1 || true
+grep -qx 'status: error' "$T/ci-status3.out" ||
+    fail "a user-data whose apply fails left cloud-init's status at: $(cat "$T/ci-status3.out")" \
+        "$(cloud_init_report)"
+grep -qi 'sha256' "$root/var/log/cloud-init-output.log" ||
+    fail "cloud-init's output does not say the checksum was wrong: $(cloud_init_report)"
+boot_run shimkeeper status >"$T/status3.out" 2>&1 || true
+grep -q "handler spin: registered -> /var/lib/shimkeeper/bin/containerd-shim-spin-v2" "$T/status3.out" ||
+    fail "after the failed apply the node lost the spin handler: $(cat "$T/status3.out")"
+out=$(run_through_shim c3) || fail "after the failed apply, ctr run through the shim failed: $out"
+boot_poweroff
+echo "ok: NoCloud user-data installed the package, converged once through the system bus, left the daemon running across a reboot; a failed apply is cloud-init's error"
