@@ -69,6 +69,7 @@ run_through_shim() { # NAME: a container through the installed shim prints hello
         --rootfs /srv/box "$1" /bin/echo "hello from $1"
 }
 cloud_init_report() {
+    echo
     echo "--- cloud-init status --long:"
     boot_run cloud-init status --long 2>&1 || true
     echo "--- /var/log/cloud-init-output.log (last 40 lines):"
