@@ -141,14 +141,16 @@ out=$(run_through_shim c2) || fail "after a reboot, ctr run through the shim fai
 # --- 4. a new instance whose user-data names a wrong sha256: cloud-init says error, its output
 # says why, and the node keeps the shim it had.
 boot_poweroff
-sed -i "s|^      sha256 = .*|      sha256 = \"$(printf 'other' | sha256sum | cut -d' ' -f1)\"|" "$seed/user-data"
+wrong=$(printf 'other' | sha256sum | cut -d' ' -f1)
+sed -i "s|^      sha256 = .*|      sha256 = \"$wrong\"|" "$seed/user-data"
 printf 'instance-id: shimkeeper-cloud-init-test-2\n' >"$seed/meta-data"
 boot_node "$root"
 boot_run timeout 300 cloud-init status --wait >"$T/ci-status3.out" 2>&1 || true
 grep -qx 'status: error' "$T/ci-status3.out" ||
     fail "a user-data whose apply fails left cloud-init's status at: $(cat "$T/ci-status3.out")" \
         "$(cloud_init_report)"
-grep -qi 'sha256' "$root/var/log/cloud-init-output.log" ||
+grep -qF "checksum mismatch for spin-v2 from $SERVER_URL/spin.tar.gz: expected sha256 $wrong" \
+    "$root/var/log/cloud-init-output.log" ||
     fail "cloud-init's output does not say the checksum was wrong: $(cloud_init_report)"
 boot_run shimkeeper status >"$T/status3.out" 2>&1 || true
 grep -q "handler spin: registered -> /var/lib/shimkeeper/bin/containerd-shim-spin-v2" "$T/status3.out" ||
