@@ -17,8 +17,8 @@ expect_exit 1 packer validate "$ib/packer" # the required variables are required
 expect_output_contains 'Unset variable "rootfs"'
 
 # The user-data (booted for real by distro.cloud_init): a #cloud-config document whose commands
-# fail as a whole when one fails and end with the apply, and whose header lists every
-# placeholder its active part uses; the commented cluster-mode example stays valid once uncommented.
+# fail as a whole when one fails and end with the apply, whose header lists every placeholder
+# its active part uses, and whose commented cluster-mode example is valid once uncommented.
 python3 - "$ib/cloud-init/user-data" <<'PY'
 import re, sys, yaml
 text = open(sys.argv[1]).read()
@@ -36,7 +36,7 @@ assert used == listed, f"placeholders used {sorted(used)}, listed in the header 
 block = re.search(r"^  # - path: /etc/shimkeeper/kubeconfig\n(?:^  #.*\n)+", text, re.M).group(0)
 files = yaml.safe_load(re.sub(r"^  # ?", "", block, flags=re.M))
 modes = {f["path"]: f["permissions"] for f in files}
-assert modes["/etc/shimkeeper/kubeconfig"] == "0600" and modes["/etc/shimkeeper/token"] == "0600", modes
+assert modes["/etc/shimkeeper/kubeconfig"] == modes["/etc/shimkeeper/token"] == "0600", modes
 kubeconfig = yaml.safe_load(files[0]["content"])
 assert kubeconfig["users"][0]["user"]["tokenFile"] == "/etc/shimkeeper/token", kubeconfig
 PY
