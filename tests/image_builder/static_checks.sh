@@ -18,14 +18,29 @@ expect_output_contains 'Unset variable "rootfs"'
 # The boot build's check runs in the image under Debian's /bin/sh (dash).
 expect_exit 0 dash -n "$ib/packer/first-boot-check.sh"
 
+# The user-data (booted for real by distro.cloud_init): a #cloud-config document whose commands
+# fail as a whole when one fails and end with the apply, whose header lists every placeholder
+# its active part uses, and whose commented cluster-mode example is valid once uncommented.
 python3 - "$ib/cloud-init/user-data" <<'PY'
-import sys, yaml
+import re, sys, yaml
 text = open(sys.argv[1]).read()
 assert text.startswith("#cloud-config\n"), "user-data must start with #cloud-config"
 doc = yaml.safe_load(text)
 assert doc["locale"] is False, "minbase images have no locales"
 assert any(f["path"].startswith("/etc/shimkeeper/shims.d/") for f in doc["write_files"])
-assert ["shimkeeper", "apply"] in doc["runcmd"], doc["runcmd"]
+assert doc["runcmd"][0] == "set -e", "runcmd must start with set -e: " + repr(doc["runcmd"][0])
+assert doc["runcmd"][-1] == ["shimkeeper", "apply"], doc["runcmd"]
+header = text.split("\n\n")[0]
+listed = set(re.findall(r"^#\s+(@[A-Z0-9_]+@)", header, re.M))
+used = set(re.findall(r"@[A-Z0-9_]+@", yaml.safe_dump(doc)))
+assert used == listed, f"placeholders used {sorted(used)}, listed in the header {sorted(listed)}"
+# The cluster-mode example, uncommented, is still valid YAML with private files.
+block = re.search(r"^  # - path: /etc/shimkeeper/kubeconfig\n(?:^  #.*\n)+", text, re.M).group(0)
+files = yaml.safe_load(re.sub(r"^  # ?", "", block, flags=re.M))
+modes = {f["path"]: f["permissions"] for f in files}
+assert modes["/etc/shimkeeper/kubeconfig"] == modes["/etc/shimkeeper/token"] == "0600", modes
+kubeconfig = yaml.safe_load(files[0]["content"])
+assert kubeconfig["users"][0]["user"]["tokenFile"] == "/etc/shimkeeper/token", kubeconfig
 PY
 
 # The role's template, rendered by Ansible, is a drop-in shimkeeper accepts.
