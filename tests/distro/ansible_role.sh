@@ -27,11 +27,7 @@ new_root() {
     local status=0
     debian_rootfs_copy "$1" python3,python3-apt || status=$?
     ((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
-    mkdir -p "$1/etc/systemd/system/containerd.service.d"
-    cat >"$1/etc/systemd/system/containerd.service.d/50-count-starts.conf" <<'EOF'
-[Service]
-ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
-EOF
+    distro_count_containerd_starts "$1"
 }
 
 # play NAME ANSIBLE_ARGS...: the role's playbook; its output in $T/NAME.log (-v: with every
@@ -70,10 +66,7 @@ expect_unchanged() { # NAME: the last play changed nothing
 # (a chroot and an nspawn node both share the host's network).
 image=$T/image
 new_root "$image"
-mkdir -p "$T/artifacts" "$T/shim"
-install -m 0755 "$image/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-demo-v2"
-tar -C "$T/shim" -czf "$T/artifacts/demo.tar.gz" containerd-shim-demo-v2
-sk_start_server "$T/artifacts"
+distro_serve_shims "$image" demo
 demo_sha=$(sha256_of "$T/artifacts/demo.tar.gz")
 shim_vars() { # [EXTRA_SHIM_LINES]: the role's variables, demo first
     cat <<EOF

@@ -37,10 +37,7 @@ rm "$root/root/$(basename "$deb")"
 containerd_version=$(dpkg-query --admindir="$root/var/lib/dpkg" -W -f '${Version}' containerd)
 
 # The shim: the image's own containerd-shim-runc-v2 renamed, served from the host's 127.0.0.1.
-mkdir -p "$T/artifacts" "$T/shim"
-install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-demo-v2"
-tar -C "$T/shim" -czf "$T/artifacts/demo.tar.gz" containerd-shim-demo-v2
-sk_start_server "$T/artifacts"
+distro_serve_shims "$root" demo
 write_shim_toml "$root/etc/shimkeeper/shims.d/10-demo.toml" demo demo "$SERVER_URL/demo.tar.gz" \
     "$(sha256_of "$T/artifacts/demo.tar.gz")"
 # As README writes it: `shimkeeper bake --root DIR`, the image's own binary run from the host.
@@ -73,15 +70,9 @@ baked_txn=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id
 sk_reset_requests
 
 # --- 3. the first boot.
-mkdir -p "$root/srv/box/bin"
-cp "$root/bin/busybox" "$root/srv/box/bin/busybox"
-ln -s busybox "$root/srv/box/bin/echo"
-# Every start of containerd.service leaves a line: the boot's own start must be the only one.
-mkdir -p "$root/etc/systemd/system/containerd.service.d"
-cat >"$root/etc/systemd/system/containerd.service.d/50-count-starts.conf" <<'EOF'
-[Service]
-ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
-EOF
+distro_busybox_box "$root"
+# The boot's own start of containerd.service must be the only one.
+distro_count_containerd_starts "$root"
 boot_node "$root"
 daemon_log() { boot_run journalctl -u shimkeeper --no-pager | tail -20; }
 [[ "$(boot_run systemctl is-active shimkeeper)" == active ]] ||

@@ -31,21 +31,9 @@ cp "$deb" "$root$deb_in_node"
 # The shim the shipped user-data declares (spin-v2, handler spin): the node's own
 # containerd-shim-runc-v2 under the name the handler's runtime_type gives, so that it really runs
 # containers.
-mkdir -p "$T/artifacts" "$T/shim"
-install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-spin-v2"
-tar -C "$T/shim" -czf "$T/artifacts/spin.tar.gz" containerd-shim-spin-v2
-sk_start_server "$T/artifacts"
-# A busybox rootfs for containers inside the node.
-mkdir -p "$root/srv/box/bin"
-cp "$root/bin/busybox" "$root/srv/box/bin/busybox"
-ln -s busybox "$root/srv/box/bin/sh"
-ln -s busybox "$root/srv/box/bin/echo"
-# Every start of containerd.service leaves a line: restarts are counted, not guessed.
-mkdir -p "$root/etc/systemd/system/containerd.service.d"
-cat >"$root/etc/systemd/system/containerd.service.d/50-count-starts.conf" <<'EOF'
-[Service]
-ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
-EOF
+distro_serve_shims "$root" spin
+distro_busybox_box "$root"
+distro_count_containerd_starts "$root"
 
 # The seed: the shipped user-data with its placeholders filled in, and an instance-id (NoCloud
 # requires meta-data; a new instance-id is what makes cloud-init treat a boot as the first).

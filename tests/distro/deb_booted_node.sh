@@ -32,25 +32,12 @@ deb_in_node=/root/$(basename "$deb")
 # What "restored" means: containerd's config folder as Debian's package left it.
 config_before=$(tree_digest "$root/etc/containerd")
 
-# The shim: the node's own containerd-shim-runc-v2 renamed, served from the host's 127.0.0.1
-# (nspawn shares the host's network namespace).
-mkdir -p "$T/artifacts" "$T/shim"
-install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-demo-v2"
-tar -C "$T/shim" -czf "$T/artifacts/demo.tar.gz" containerd-shim-demo-v2
-install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-broken-v2"
-tar -C "$T/shim" -czf "$T/artifacts/broken.tar.gz" containerd-shim-broken-v2
-sk_start_server "$T/artifacts"
-# A busybox rootfs for containers inside the node.
-mkdir -p "$root/srv/box/bin"
-cp "$root/bin/busybox" "$root/srv/box/bin/busybox"
-ln -s busybox "$root/srv/box/bin/sh"
-ln -s busybox "$root/srv/box/bin/echo"
-# Every start of containerd.service leaves a line: restarts are counted, not guessed.
-mkdir -p "$root/etc/systemd/system/containerd.service.d"
-cat >"$root/etc/systemd/system/containerd.service.d/50-count-starts.conf" <<'EOF'
-[Service]
-ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'
-# Test hook for step 3: containerd "fails to start" whenever its config holds runtimes.broken.
+# The shims (the node's own runc shim renamed), a busybox rootfs for containers, containerd's
+# starts counted. Test hook for step 3: containerd "fails to start" whenever its config holds
+# runtimes.broken.
+distro_serve_shims "$root" demo broken
+distro_busybox_box "$root"
+distro_count_containerd_starts "$root" - <<'EOF'
 ExecStartPre=/bin/sh -c '! grep -rqs "runtimes\\.broken" /etc/containerd'
 EOF
 

@@ -33,10 +33,7 @@ for module in virtio_blk ext4; do
     grep -q "/$module\.ko" "$T/initrd.list" || fail "the initrd lacks $module: the VM cannot mount /"
 done
 
-mkdir -p "$T/artifacts" "$T/shim"
-install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-demo-v2"
-tar -C "$T/shim" -czf "$T/artifacts/demo.tar.gz" containerd-shim-demo-v2
-sk_start_server "$T/artifacts"
+distro_serve_shims "$root" demo
 # The role's variables. install_now: the shim is fetched during the bake, none at first boot.
 cat >"$T/shims.yml" <<EOF
 shimkeeper_deb: $deb

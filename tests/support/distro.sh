@@ -40,3 +40,38 @@ distro_readme_files() {
         found && /^```/ { if (inside) exit; inside = 1; next }
         inside { print }' "$SHIMKEEPER_SOURCE_DIR/README.md" | LC_ALL=C sort -u
 }
+
+# distro_serve_shims ROOT NAME...: for each NAME, ROOT's own containerd-shim-runc-v2 renamed
+# containerd-shim-NAME-v2 (so it really runs containers) and packed as $T/artifacts/NAME.tar.gz;
+# then serves $T/artifacts on the host's 127.0.0.1 (SERVER_URL; a chroot and an nspawn node both
+# share the host's network).
+distro_serve_shims() {
+    local root=$1 name
+    shift
+    mkdir -p "$T/artifacts" "$T/shim"
+    for name in "$@"; do
+        install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-$name-v2"
+        tar -C "$T/shim" -czf "$T/artifacts/$name.tar.gz" "containerd-shim-$name-v2"
+    done
+    sk_start_server "$T/artifacts"
+}
+
+# distro_busybox_box ROOT: a busybox rootfs at ROOT/srv/box for `ctr run --rootfs /srv/box`.
+distro_busybox_box() {
+    mkdir -p "$1/srv/box/bin"
+    cp "$1/bin/busybox" "$1/srv/box/bin/busybox"
+    ln -s busybox "$1/srv/box/bin/sh"
+    ln -s busybox "$1/srv/box/bin/echo"
+}
+
+# distro_count_containerd_starts ROOT [-]: every start of the node's containerd.service leaves a
+# line in /run/containerd-starts, so restarts are counted, not guessed. With "-", lines read
+# from stdin go into the same drop-in's [Service] section too.
+distro_count_containerd_starts() {
+    mkdir -p "$1/etc/systemd/system/containerd.service.d"
+    {
+        echo "[Service]"
+        echo "ExecStartPre=/bin/sh -c 'date +%%s.%%N >>/run/containerd-starts'"
+        [[ ${2:-} != - ]] || cat
+    } >"$1/etc/systemd/system/containerd.service.d/50-count-starts.conf"
+}
