@@ -10,6 +10,7 @@
 #      prometheus-node-exporter.service (under the same PID 1) serves them;
 #   3. a change containerd refuses to start with is rolled back: config as before, handler kept;
 #      the rollback is a warning in the journal and counted in the metrics;
+#   3b. an upgrade (a newer version of the package) restarts the daemon; the node stays as it is;
 #   4. `apt-get remove`: the daemon is gone, the shim still runs containers after a restart of
 #      containerd; a purge now keeps the store and says how to finish;
 #   5. reinstall, stop the daemon, `shimkeeper reset`, `apt-get purge`: containerd's config is
@@ -144,6 +145,25 @@ expect_metric 'shimkeeper_transactions_total{result="rolled-back"}' "$rollbacks"
 expect_metric shimkeeper_shims_installed 1
 rm "$root/etc/shimkeeper/shims.d/20-broken.toml"
 boot_run systemctl start shimkeeper || fail "the daemon does not start again"
+
+# --- 3b. upgrade: a newer version of the package (this one, its version raised) restarts the
+# daemon (whose start recovers any unfinished transaction first: tests/node), and the node stays
+# as it is: same config, the shim still runs containers.
+dpkg-deb -R "$deb" "$T/upgrade"
+sed -i -E 's/^(Version: .*)$/\1+upgrade1/' "$T/upgrade/DEBIAN/control"
+dpkg-deb -b "$T/upgrade" "$root/root/shimkeeper-upgrade.deb" >/dev/null
+pid_before=$(boot_run systemctl show -p MainPID --value shimkeeper)
+boot_run apt-get install -y -q /root/shimkeeper-upgrade.deb >"$T/upgrade.log" 2>&1 ||
+    fail "apt-get install of the newer package failed: $(tail -20 "$T/upgrade.log")"
+rm "$root/root/shimkeeper-upgrade.deb"
+[[ "$(boot_run dpkg-query -W -f '${Version}' shimkeeper)" == *+upgrade1 ]] || fail "not upgraded"
+[[ "$(boot_run systemctl is-active shimkeeper)" == active ]] ||
+    fail "after the upgrade the daemon is $(boot_run systemctl is-active shimkeeper)"
+pid_after=$(boot_run systemctl show -p MainPID --value shimkeeper)
+[[ $pid_after != "$pid_before" ]] || fail "the upgrade did not restart the daemon (MainPID $pid_after)"
+[[ "$(tree_digest "$root/etc/containerd")" == "$config_with_demo" ]] ||
+    fail "the upgrade changed containerd's config"
+out=$(run_through_shim c2u) || fail "after the upgrade, ctr run through demo failed: $out"
 
 # --- 4. remove: daemon gone, shim still works across a containerd restart; purge keeps it.
 boot_run apt-get remove -y -q shimkeeper >"$T/remove.log" 2>&1 || fail "apt-get remove failed"
