@@ -1,6 +1,6 @@
 // Telling a chroot into an image root from the running system's root, on the real disk.
 #include "shimkeeper/util/chroot.hpp"
-#include "shimkeeper/util/fs.hpp"
+#include "support/temp_dir_test.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -10,15 +10,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ChrootTest : public ::testing::Test {
-protected:
-    void TearDown() override {
-        if (!HasFailure()) {
-            fs::remove_all(m_dir);
-        }
-    }
-    fs::path m_dir = make_temp_dir(fs::temp_directory_path(), "sk-chroot-").value();
-};
+class ChrootTest : public shimkeeper::testing::TempDirTest {};
 
 TEST_F(ChrootTest, SameRootAsInitIsTheRunningSystem) {
     EXPECT_FALSE(inside_chroot(m_dir, m_dir));
