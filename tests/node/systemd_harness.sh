@@ -60,23 +60,11 @@ check "the agent config uses the user bus" grep -qx 'bus = "user"' "$NODE_AGENT_
 # network, our cgroup parent; its pause process is a child of the runc shim.
 pod=$(node_cri_client run-pod harness-pod runc "$NODE_CGROUP_PARENT")
 check "RunPodSandbox returned a sandbox id ($pod)" test -n "$pod"
-pause_pid=""
-find_pause() {
-    local pid
-    for pid in $(pgrep -f 'sleep 2147483647'); do
-        if grep -q "${pod:0:12}" "/proc/$pid/cgroup" 2>/dev/null; then
-            pause_pid=$pid
-            return 0
-        fi
-    done
-    return 1
-}
-node_wait_for 10 find_pause || {
+shim_exe=$(node_pod_shim_exe "$pod") || {
     echo "FAIL: no pause process of sandbox $pod appeared within 10 s" >&2
     exit 1
 }
-find_pause
-shim_exe=$(readlink "/proc/$(ps -o ppid= -p "$pause_pid" | tr -d ' ')/exe")
+pause_pid=$(node_pod_pause_pid "$pod")
 check "the sandbox's pause process runs under containerd-shim-runc-v2 (got $shim_exe)" \
     test "$shim_exe" = "$NODE_SHIM_RUNC"
 pods=$(node_cri_client list-pods)

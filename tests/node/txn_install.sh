@@ -63,20 +63,7 @@ out=$(cat "$rootfs/tmp/ran" 2>/dev/null || true)
 node_pause_image >/dev/null
 pod=$(node_cri_client run-pod demo-pod demo "$NODE_CGROUP_PARENT")
 [[ -n "$pod" ]] || fail "RunPodSandbox on handler demo returned no id"
-pause_pid=""
-find_pause() {
-    local pid
-    for pid in $(pgrep -f 'sleep 2147483647'); do
-        if grep -q "${pod:0:12}" "/proc/$pid/cgroup" 2>/dev/null; then
-            pause_pid=$pid
-            return 0
-        fi
-    done
-    return 1
-}
-node_wait_for 10 find_pause || fail "no pause process of sandbox $pod appeared"
-find_pause
-shim_exe=$(readlink "/proc/$(ps -o ppid= -p "$pause_pid" | tr -d ' ')/exe")
+shim_exe=$(node_pod_shim_exe "$pod") || fail "no pause process of sandbox $pod appeared"
 [[ "$shim_exe" == "$NODE_STORE_DIR/store/sha256/$digest/$(shim_binary_for demo)" ]] ||
     fail "the sandbox's shim process is $shim_exe, not the installed binary"
 node_cri_client stop-pod "$pod" >/dev/null

@@ -234,3 +234,32 @@ source "$_node_support/node_config.sh"
 source "$_node_support/node_processes.sh"
 # shellcheck source=tests/support/node_images.sh
 source "$_node_support/node_images.sh"
+
+# node_pod_pause_pid POD_ID: the pid of the pause process of a CRI sandbox (found through its
+# cgroup, which names the sandbox id); fails when there is none (yet). The pause image's shell and
+# its sleep child both match, and pids wrap (pid_max is 32768 on some hosts), so the sandbox's init
+# is the match whose parent is outside the sandbox (the shim), not the lowest pid.
+node_pod_pause_pid() {
+    local pod=$1 pid parent
+    for pid in $(pgrep -f 'sleep 2147483647'); do
+        grep -q "${pod:0:12}" "/proc/$pid/cgroup" 2>/dev/null || continue
+        parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+        [[ -n "$parent" ]] || continue
+        grep -q "${pod:0:12}" "/proc/$parent/cgroup" 2>/dev/null && continue
+        echo "$pid"
+        return 0
+    done
+    return 1
+}
+
+# node_pod_shim_exe POD_ID: the executable of the shim process that runs sandbox POD_ID (the
+# pause process's parent), waiting up to 10 s for the pause process to appear.
+node_pod_shim_exe() {
+    local pod=$1 pause
+    node_wait_for 10 node_pod_pause_pid "$pod" || {
+        node_log "no pause process of sandbox $pod appeared"
+        return 1
+    }
+    pause=$(node_pod_pause_pid "$pod")
+    readlink "/proc/$(ps -o ppid= -p "$pause" | tr -d ' ')/exe"
+}

@@ -168,31 +168,6 @@ node_wait_healthy() {
     node_cri_client wait-healthy --timeout 30000 >/dev/null
 }
 
-# node_pod_pause_pid POD_ID: the pid of the pause process of a CRI sandbox (found through its
-# cgroup, which names the sandbox id); fails when there is none (yet).
-node_pod_pause_pid() {
-    local pod=$1 pid
-    for pid in $(pgrep -f 'sleep 2147483647'); do
-        if grep -q "${pod:0:12}" "/proc/$pid/cgroup" 2>/dev/null; then
-            echo "$pid"
-            return 0
-        fi
-    done
-    return 1
-}
-
-# node_pod_shim_exe POD_ID: the executable of the shim process that runs sandbox POD_ID (the
-# pause process's parent), waiting up to 10 s for the pause process to appear.
-node_pod_shim_exe() {
-    local pod=$1 pause
-    node_wait_for 10 node_pod_pause_pid "$pod" || {
-        node_log "no pause process of sandbox $pod appeared"
-        return 1
-    }
-    pause=$(node_pod_pause_pid "$pod")
-    readlink "/proc/$(ps -o ppid= -p "$pause" | tr -d ' ')/exe"
-}
-
 # node_cri_handlers: the handler names CRI Status lists, one per line; fails when CRI does not
 # answer.
 node_cri_handlers() {
