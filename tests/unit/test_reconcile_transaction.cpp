@@ -283,6 +283,40 @@ TEST_F(TransactionTest, StoredBinaryChangedByHandIsFetchedAgain) {
     EXPECT_EQ(m_systemd.restarts("containerd.service"), 1) << "the config did not change";
 }
 
+TEST_F(TransactionTest, StoredBinaryChangedByHandStaysInPlaceWhenItCannotBeFetchedAgain) {
+    auto v1 = shim("v1");
+    ASSERT_TRUE(apply({v1}));
+    const std::string config_before = config();
+    const fs::path stored = m_store.artifact_dir(*v1.fetch.sha256) / v1.binary;
+    {
+        std::ofstream tamper(stored, std::ios::app);
+        tamper << "echo injected\n";
+    }
+    const std::string changed = util::read_file(stored).value();
+    fs::remove(m_dir / "demo-v1"); // the node is offline: its source is gone
+    auto outcome = apply({v1});
+    ASSERT_FALSE(outcome);
+    EXPECT_NE(outcome.error().message().find("demo-v1"), std::string::npos)
+        << outcome.error().message();
+    // containerd's handler must still find a binary: the changed copy is kept, not deleted.
+    EXPECT_EQ(util::read_file(stored).value(), changed);
+    // The link holds the node path; under this test's root it must still lead to a file.
+    EXPECT_TRUE(fs::exists(m_dir / "root" / fs::read_symlink(link()).relative_path()))
+        << "the bin/ link dangles";
+    EXPECT_EQ(config(), config_before);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 1);
+
+    // Back online: the next apply puts the fresh copy in place; later ones need no download.
+    ASSERT_TRUE(util::write_file_atomic(m_dir / "demo-v1", "#!/bin/sh\necho v1\n", 0755));
+    ASSERT_TRUE(apply({v1}));
+    EXPECT_EQ(util::read_file(stored).value(), "#!/bin/sh\necho v1\n");
+    fs::remove(m_dir / "demo-v1");
+    auto again = apply({v1});
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_FALSE(again->changed);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 1);
+}
+
 TEST_F(TransactionTest, OnlyTheNewestConfigBackupsAreKept) {
     for (int i = 0; i < 4; ++i) {
         ASSERT_TRUE(apply({shim("v" + std::to_string(i))}));

@@ -170,7 +170,9 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     const std::string context = "shim '" + shim.name + "' (" + shim.location.to_string() + ")";
 
     // Content-addressed cache: a known digest already in the store costs no request at all,
-    // unless its binary was changed by hand since (then it is fetched again: drift repair).
+    // unless its binary was changed by hand since (then it is fetched again: drift repair). The
+    // changed copy stays in place until a fresh one is verified: containerd's config points into
+    // it, and a node that cannot download must not be left with a handler and no binary.
     if (digest && store.has_artifact(*digest)) {
         auto found = TRY(find_in_store(shim, *digest, store));
         if (found) {
@@ -182,9 +184,9 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
             return StagedArtifact{found->digest, found->binary_path, false, 0};
         }
         log.warning(shim.name + ": " + store.artifact_dir(*digest).string() +
-                        " was changed by hand; fetching sha256:" + *digest + " again",
+                        " was changed by hand; fetching sha256:" + *digest +
+                        " again (the changed copy stays until the fresh one is verified)",
                     {.digest = "sha256:" + *digest});
-        TRY(store::discard_artifact(store, *digest));
     }
 
     auto downloaded = download_source(shim, store, downloader, options);
@@ -204,12 +206,17 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     staged.digest = download->sha256;
     staged.downloaded = true;
     staged.size = download->size;
-    if (store.has_artifact(staged.digest)) { // unverified shim whose content we already hold
-        staged.binary_path = TRY(find_binary_in_store(store, shim, staged.digest));
-        TRY(remember_resolution(shim, store, downloaded->resolution));
-        fault_point("preflight");
-        fault_point("store");
-        return staged;
+    // An unverified shim whose content we already hold, intact, needs no unpacking; a held copy
+    // that was changed by hand is replaced by this download below.
+    const bool held = store.has_artifact(staged.digest);
+    if (held) {
+        if (auto found = TRY(find_in_store(shim, staged.digest, store))) {
+            staged.binary_path = found->binary_path;
+            TRY(remember_resolution(shim, store, downloaded->resolution));
+            fault_point("preflight");
+            fault_point("store");
+            return staged;
+        }
     }
 
     auto staging = TRY(util::make_temp_dir(store.tmp_dir(), "stage-"));
@@ -235,7 +242,8 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
                         std::to_string(preflight->exit_status) + " (continuing: it did execute)",
                     {.digest = "sha256:" + staged.digest});
     }
-    TRY(store.commit_artifact(staging, staged.digest));
+    TRY(held ? store.replace_artifact(staging, staged.digest)
+             : store.commit_artifact(staging, staged.digest));
     TRY(store::record_binary_fingerprint(store, staged.digest, staged.binary_path));
     TRY(remember_resolution(shim, store, downloaded->resolution));
     fault_point("store");

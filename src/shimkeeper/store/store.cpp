@@ -174,6 +174,28 @@ util::Expected<void> Store::commit_artifact(const fs::path& staging,
     return util::fsync_directory(artifacts_root());
 }
 
+util::Expected<void> Store::replace_artifact(const fs::path& staging,
+                                             const std::string& digest) const {
+    TRY(check_digest(digest));
+    if (!has_artifact(digest)) {
+        return commit_artifact(staging, digest);
+    }
+    if (::chmod(staging.c_str(), 0755) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot set the mode of " + staging.string(), errno));
+    }
+    TRY(flush_tree(staging));
+    const fs::path final_dir = artifact_dir(digest);
+    if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io,
+            "cannot exchange " + final_dir.string() + " with its fresh copy " + staging.string(),
+            errno));
+    }
+    TRY(util::fsync_directory(artifacts_root()));
+    return util::remove_all(staging); // now the changed copy; a crash leaves it under tmp/
+}
+
 util::Expected<void> Store::check_binary_name(const std::string& binary) const {
     if (binary.empty() || binary == "." || binary == ".." ||
         binary.find('/') != std::string::npos || binary.front() == '.') {

@@ -46,6 +46,13 @@ public:
     util::Expected<void> commit_artifact(const std::filesystem::path& staging,
                                          const std::string& digest) const;
 
+    // Puts a fresh copy in place of a stored artifact that was changed by hand: the two folders
+    // are exchanged with one rename (RENAME_EXCHANGE), so store/sha256/<digest>/ is never missing
+    // (containerd's config points into it); the changed copy is then deleted. Without an
+    // artifact of that digest, behaves as commit_artifact.
+    util::Expected<void> replace_artifact(const std::filesystem::path& staging,
+                                          const std::string& digest) const;
+
     // bin/<binary> -> node path of store/sha256/<digest>/<binary_path>: a symlink made under a
     // temp name, then renamed over the old one, so a reader sees the old target or the new.
     util::Expected<void> link_binary(const std::string& binary, const std::string& digest,

@@ -63,20 +63,6 @@ util::Expected<void> record_binary_fingerprint(const Store& store, const std::st
     return util::write_file_atomic(record, now, 0600);
 }
 
-util::Expected<void> discard_artifact(const Store& store, const std::string& digest) {
-    TRY(util::create_directories(store.tmp_dir()));
-    const fs::path aside = TRY(util::make_temp_dir(store.tmp_dir(), "damaged-"));
-    // Renamed first so that the store never shows a half-deleted artifact.
-    if (::rename(store.artifact_dir(digest).c_str(), (aside / digest).c_str()) != 0 &&
-        errno != ENOENT) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot move damaged " + store.artifact_dir(digest).string(),
-            errno));
-    }
-    TRY(util::remove_all(aside));
-    return util::remove_all(record_path(store, digest));
-}
-
 util::Expected<void> forget_stale_fingerprints(const Store& store) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(store.state_dir() / "fingerprints", ec)) {

@@ -22,10 +22,6 @@ util::Expected<Integrity> check_binary_fingerprint(const Store& store, const std
 util::Expected<void> record_binary_fingerprint(const Store& store, const std::string& digest,
                                                const std::string& binary_path);
 
-// Moves a damaged artifact out of the store (into tmp/, then deletes it) and forgets its record,
-// so the next staging downloads it again.
-util::Expected<void> discard_artifact(const Store& store, const std::string& digest);
-
 // Removes the records of digests the store no longer holds (garbage collection's last step).
 util::Expected<void> forget_stale_fingerprints(const Store& store);
 
