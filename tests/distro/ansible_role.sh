@@ -11,7 +11,8 @@
 #      converged, with no download and no containerd restart, the handler in CRI;
 #   3. a booted node over community.docker.nsenter: the role converges the running node for
 #      real (daemon active, containerd restarted through the system bus, the handler registered
-#      in CRI); a second run changes nothing and restarts nothing.
+#      in CRI); a second run changes nothing and restarts nothing; a shim taken out of the list
+#      loses its drop-in (a hand-written one stays) and leaves containerd's config.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"
@@ -25,7 +26,7 @@ shim_link=/var/lib/shimkeeper/bin/containerd-shim-demo-v2
 # ansible.builtin.apt), and a line left by every start of containerd.service.
 new_root() {
     local status=0
-    debian_rootfs_copy "$1" python3,python3-apt || status=$?
+    debian_rootfs_copy "$1" || status=$?
     ((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
     distro_count_containerd_starts "$1"
 }
@@ -101,6 +102,8 @@ grep -qF "runtime_type = \"$shim_link\"" "$image/etc/containerd/config.toml" ||
 [[ "$(chroot "$image" systemctl is-enabled shimkeeper.service)" == enabled ]] ||
     fail "shimkeeper.service is not enabled in the image"
 (($(sk_requests) == 1)) || fail "the bake made $(sk_requests) requests, expected 1"
+left=$(find "$image" -xdev -name '*.deb' -not -path '*/var/cache/apt/*')
+[[ -z $left ]] || fail "the role left the package file in the image: $left"
 play image-2 -e "$user_vars" "${chroot_args[@]}"
 expect_unchanged image-2
 (($(sk_requests) == 1)) || fail "the second run downloaded again ($(sk_requests) requests)"
@@ -164,6 +167,21 @@ play node-2 -e "@$T/vars.yml" "${node_args[@]}"
 expect_unchanged node-2
 starts=$(boot_run sh -c 'wc -l </run/containerd-starts')
 ((starts == 1)) || fail "the second run restarted containerd ($starts starts)"
+# The shim taken out of the list: the role deletes its drop-in (and only the ones it wrote), and
+# shimkeeper removes it from the running containerd.
+boot_run sh -c 'echo "# written by hand" >/etc/shimkeeper/shims.d/50-handwritten.toml'
+printf 'shimkeeper_deb: %s\nshimkeeper_shims: []\n' "$deb" >"$T/vars-none.yml"
+play node-3 -e "@$T/vars-none.yml" "${node_args[@]}"
+boot_run test ! -e /etc/shimkeeper/shims.d/50-demo.toml ||
+    fail "the drop-in of the shim taken out of shimkeeper_shims is still there"
+boot_run test -e /etc/shimkeeper/shims.d/50-handwritten.toml ||
+    fail "the role deleted a drop-in it did not write"
+boot_run shimkeeper status >"$T/node-status.out" 2>&1 || true
+! grep -q "handler demo" "$T/node-status.out" ||
+    fail "the removed shim is still installed: $(cat "$T/node-status.out")"
+boot_run test ! -e "$shim_link" || fail "$shim_link is still there after the shim left the list"
+starts=$(boot_run sh -c 'wc -l </run/containerd-starts')
+((starts == 2)) || fail "removing the shim started containerd $((starts - 1)) times, expected once"
 boot_poweroff
 echo "ok: the role bakes an image root (chroot) that boots converged with no download, and" \
     "converges a booted node (nsenter) through the system bus; second runs change nothing"

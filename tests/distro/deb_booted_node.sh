@@ -25,7 +25,7 @@ distro_init
 deb=$(distro_packages | grep '\.deb$')
 
 status=0
-debian_rootfs_copy "$T/rootfs" prometheus-node-exporter || status=$?
+debian_rootfs_copy "$T/rootfs" || status=$?
 ((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
 root=$T/rootfs
 cp "$deb" "$root/root/"

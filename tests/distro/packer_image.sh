@@ -21,10 +21,10 @@ done
 deb=$(distro_packages | grep '\.deb$')
 ib=$SHIMKEEPER_SOURCE_DIR/image-builder
 
-# The image: the cached rootfs plus python3 (Ansible), python3-apt (its apt module) and Debian's
+# The image: the cached rootfs (which has python3 and python3-apt for Ansible) plus Debian's
 # kernel, whose initramfs-tools hook makes the initrd inside the root.
 status=0
-debian_rootfs_copy "$T/rootfs" python3,python3-apt,linux-image-amd64,initramfs-tools || status=$?
+debian_rootfs_copy "$T/rootfs" linux-image-amd64,initramfs-tools || status=$?
 ((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
 root=$T/rootfs
 [[ -e $root/vmlinuz && -e $root/initrd.img ]] || fail "the rootfs has no /vmlinuz or /initrd.img"

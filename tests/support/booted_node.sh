@@ -52,7 +52,9 @@ boot_run() {
 
 boot__system_up() {
     local state
-    state=$(boot_run timeout 120 systemctl is-system-running --wait 2>/dev/null) || true
+    # A bound, not a pause: it returns as soon as boot is done (17-40 s here, cloud-final
+    # included); 300 s leaves room for a machine loaded by parallel builds.
+    state=$(boot_run timeout 300 systemctl is-system-running --wait 2>/dev/null) || true
     [[ $state == running || $state == degraded ]] || {
         echo "the node's systemd is '$state'; log: $BOOT_LOG" >&2
         return 1

@@ -5,14 +5,22 @@
 # file. Each test works on its own copy (debian_rootfs_copy), never on the cache.
 #
 #   source tests/support/debian_rootfs.sh
-#   debian_rootfs_copy "$T/rootfs"    # builds the cache first when it is missing (~20 s + download)
-#   debian_rootfs_copy "$T/rootfs" python3,cloud-init   # a variant with more packages, cached apart
+#   debian_rootfs_copy "$T/rootfs"    # builds the cache first when it is missing (minutes)
+#   debian_rootfs_copy "$T/rootfs" linux-image-amd64   # a variant with more packages, cached apart
+#
+# Each variant is a cold-cache cost of minutes (download, unpack, configure), so the base carries
+# what most tests need and only the kernel is a variant. The .debs downloaded are kept in
+# <cache>/debian-archives and handed to the next mmdebstrap, so a variant or a rebuild after this
+# file changed downloads only what is new.
 
 k_debian_rootfs_suite=bookworm
 # systemd as PID 1 with a system bus, Debian's containerd and runc, what the tests use inside, and
 # the libraries the shimkeeper .deb depends on (so `apt-get install ./shimkeeper_*.deb` needs no
 # network: its dependencies are already satisfied).
-k_debian_rootfs_packages=systemd,systemd-sysv,dbus,libpam-systemd,containerd,runc,iproute2,ca-certificates,procps,busybox-static,libarchive13,libcurl4,libprotobuf-lite32,libssl3,libtomlplusplus3,libyaml-cpp0.7
+# Also, for the tests that need them: python3 and python3-apt (Ansible's target side and its apt
+# module), prometheus-node-exporter (metrics read inside a booted node), cloud-init (disabled by
+# /etc/cloud/cloud-init.disabled; the cloud-init test deletes that file in its copy).
+k_debian_rootfs_packages=systemd,systemd-sysv,dbus,libpam-systemd,containerd,runc,iproute2,ca-certificates,procps,busybox-static,libarchive13,libcurl4,libprotobuf-lite32,libssl3,libtomlplusplus3,libyaml-cpp0.7,python3,python3-apt,prometheus-node-exporter,cloud-init
 
 # debian_mirror: the first Debian archive this machine's apt sources name (deb822 or one-line).
 debian_mirror() {
@@ -47,10 +55,16 @@ debian_rootfs_cache() {
     cache=${SHIMKEEPER_CACHE:-/var/cache/shimkeeper-test}
     dir=$cache/debian-rootfs-$hash
     if [[ ! -d $dir ]]; then
-        mkdir -p "$cache"
+        mkdir -p "$cache/debian-archives"
         staging=$(mktemp -d "$cache/.debian-rootfs-$hash.XXXXXX")
         echo "making the Debian rootfs $dir (mmdebstrap from $mirror)" >&2
+        # essential/unlink skipped: the essential packages' .debs stay for sync-out too.
         if ! mmdebstrap --mode=root --variant=minbase --include="$packages" \
+            --skip=essential/unlink \
+            --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
+            --setup-hook="sync-in $cache/debian-archives /var/cache/apt/archives/" \
+            --customize-hook="sync-out /var/cache/apt/archives $cache/debian-archives" \
+            --customize-hook='touch "$1/etc/cloud/cloud-init.disabled"' \
             "$k_debian_rootfs_suite" "$staging/rootfs" "$mirror" >"$staging.log" 2>&1; then
             echo "mmdebstrap failed; see $staging.log" >&2
             rm -rf "$staging"

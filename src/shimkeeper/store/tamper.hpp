@@ -13,12 +13,13 @@ namespace shimkeeper::store {
 
 enum class Integrity { intact, changed };
 
-// Compares the binary with its record in <state>/fingerprints/<digest>; records it when there is
-// no record yet (an artifact stored before fingerprints existed, or just committed).
+// Compares the binary with its line in <state>/fingerprints/<digest> (one line per binary path:
+// two shims may use two binaries of one artifact); records it when it has none yet (an artifact
+// stored before fingerprints existed, or a binary used for the first time).
 util::Expected<Integrity> check_binary_fingerprint(const Store& store, const std::string& digest,
                                                    const std::string& binary_path);
 
-// Records the binary as it is now (right after a commit), replacing an older record.
+// Records the binary as it is now (right after a commit), replacing the artifact's record.
 util::Expected<void> record_binary_fingerprint(const Store& store, const std::string& digest,
                                                const std::string& binary_path);
 
