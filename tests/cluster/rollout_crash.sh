@@ -40,20 +40,20 @@ kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/de
     "  nodeSelector: {rollout: \"yes\"}
   rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
 
-# A worker that is not the coordinator, killed while it holds a slot.
-victim_holding() {
-    local slot holder lead
+# A worker that is not the coordinator, killed while it holds a slot. Chosen in one reading of the
+# leases (sets slot and victim): two readings can disagree, slots change hands every few seconds.
+pick_victim() {
+    local lead
     lead=$(coordinator)
-    while read -r slot holder; do
-        [[ -n $holder && $holder != "$lead" ]] && { echo "$slot $holder"; return 0; }
+    while read -r slot victim; do
+        [[ -n $victim && $victim != "$lead" ]] && return 0
     done < <(holders)
     return 1
 }
 # Killed between two kubectl calls, the node may have just finished: then it is restarted and
 # another is chosen.
 for attempt in 1 2 3 4 5; do
-    kube_wait_for 60 victim_holding >/dev/null || fail "no worker took a slot"
-    read -r slot victim <<<"$(victim_holding)"
+    kube_wait_for 60 pick_victim || fail "no worker took a slot"
     kill -KILL "${ROLLOUT_PIDS[$victim]}"
     holders | grep -q "^$slot $victim\$" && break
     restart_agent "$victim"
