@@ -317,6 +317,36 @@ TEST_F(TransactionTest, StoredBinaryChangedByHandStaysInPlaceWhenItCannotBeFetch
     EXPECT_EQ(m_systemd.restarts("containerd.service"), 1);
 }
 
+// One bare executable published once and installed as two shims under two binary names: the
+// store keeps it under both names, so neither shim's link dangles and no apply downloads again.
+TEST_F(TransactionTest, OneBareExecutableServesTwoShimsUnderTwoBinaryNames) {
+    auto first = shim("v1");
+    auto second = first;
+    second.name = second.handler = "demo2";
+    second.runtime_type = "io.containerd.demo2.v2";
+    second.binary = "containerd-shim-demo2-v2";
+    auto outcome = apply({first, second});
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    // Installed one after the other (an operator adding the second shim later) too.
+    ASSERT_TRUE(apply({first}));
+    outcome = apply({first, second});
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    const fs::path bin = m_dir / "root/var/lib/shimkeeper/bin";
+    for (const auto& s : {first, second}) {
+        const fs::path target = m_dir / "root" / fs::read_symlink(bin / s.binary).relative_path();
+        auto content = util::read_file(target);
+        ASSERT_TRUE(content) << s.binary << "'s link dangles";
+        EXPECT_EQ(*content, "#!/bin/sh\necho v1\n") << s.binary;
+    }
+    for (const auto& record : m_log_sink->records) {
+        EXPECT_EQ(record.message.find("changed by hand"), std::string::npos) << record.message;
+    }
+    fs::remove(m_dir / "demo-v1"); // offline: both are served from the store
+    auto again = apply({first, second});
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_FALSE(again->changed);
+}
+
 TEST_F(TransactionTest, OnlyTheNewestConfigBackupsAreKept) {
     for (int i = 0; i < 4; ++i) {
         ASSERT_TRUE(apply({shim("v" + std::to_string(i))}));

@@ -13,6 +13,9 @@
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/remove_on_exit.hpp"
 
+#include <cerrno>
+#include <unistd.h>
+
 namespace shimkeeper::reconcile {
 
 namespace {
@@ -32,6 +35,33 @@ util::Expected<std::string> find_binary_in_store(const store::Store& store,
                 .with_context("shim '" + shim.name + "': stored artifact sha256:" + digest));
     }
     return *found;
+}
+
+// A bare executable carries no name of its own: it is stored under the binary name of each shim
+// that uses it. A fresh copy replacing the held folder takes every name the held one has (hard
+// links to the verified file), so that no other shim's link is left dangling.
+util::Expected<void> keep_bare_names(const store::Store& store, const std::string& digest,
+                                     const std::filesystem::path& staging,
+                                     const std::string& fresh_name) {
+    const std::filesystem::path held = store.artifact_dir(digest);
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(held, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name == fresh_name || name.starts_with('.') ||
+            !std::filesystem::is_regular_file(entry.symlink_status(ec))) {
+            continue;
+        }
+        if (::link((staging / fresh_name).c_str(), (staging / name).c_str()) != 0) {
+            return std::unexpected(util::Error::from_errno(
+                util::ErrorCode::io, "cannot keep " + (held / name).string() + " in its fresh copy",
+                errno));
+        }
+    }
+    if (ec) {
+        return std::unexpected(util::Error::from_errno(util::ErrorCode::io,
+                                                       "cannot list " + held.string(), ec.value()));
+    }
+    return {};
 }
 
 // The manifest digest an OCI source is pinned to, if any.
@@ -183,10 +213,16 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
             }
             return StagedArtifact{found->digest, found->binary_path, false, 0};
         }
-        log.warning(shim.name + ": " + store.artifact_dir(*digest).string() +
-                        " was changed by hand; fetching sha256:" + *digest +
-                        " again (the changed copy stays until the fresh one is verified)",
-                    {.digest = "sha256:" + *digest});
+        if (find_binary_in_store(store, shim, *digest)) {
+            log.warning(shim.name + ": " + store.artifact_dir(*digest).string() +
+                            " was changed by hand; fetching sha256:" + *digest +
+                            " again (the changed copy stays until the fresh one is verified)",
+                        {.digest = "sha256:" + *digest});
+        } else {
+            log.debug(shim.name + ": sha256:" + *digest + " in the store has no " + shim.binary +
+                          "; fetching it to look (a bare executable takes each shim's name)",
+                      {.digest = "sha256:" + *digest});
+        }
     }
 
     auto downloaded = download_source(shim, store, downloader, options);
@@ -241,6 +277,9 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
         log.warning(shim.name + ": '" + shim.binary + " -v' exited with status " +
                         std::to_string(preflight->exit_status) + " (continuing: it did execute)",
                     {.digest = "sha256:" + staged.digest});
+    }
+    if (held && !unpacked->was_archive) {
+        TRY(keep_bare_names(store, staged.digest, staging, staged.binary_path));
     }
     TRY(held ? store.replace_artifact(staging, staged.digest)
              : store.commit_artifact(staging, staged.digest));
