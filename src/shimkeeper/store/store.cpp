@@ -50,6 +50,16 @@ util::Expected<void> flush_tree(const fs::path& root) {
     return {};
 }
 
+// Makes a staging folder ready to enter the store: mkdtemp made it 0700, a stored artifact is
+// readable like /usr/bin; and every byte of the tree is durable before a rename publishes it.
+util::Expected<void> seal_staging(const fs::path& staging) {
+    if (::chmod(staging.c_str(), 0755) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot set the mode of " + staging.string(), errno));
+    }
+    return flush_tree(staging);
+}
+
 bool is_digest(const std::string& digest) {
     return util::is_sha256_hex(digest) &&
            std::ranges::none_of(digest, [](char c) { return c >= 'A' && c <= 'F'; });
@@ -150,13 +160,7 @@ util::Expected<void> Store::commit_artifact(const fs::path& staging,
                                             const std::string& digest) const {
     TRY(check_digest(digest));
     TRY(util::create_directories(artifacts_root()));
-    // Staging folders come from mkdtemp (0700); a stored artifact is readable like /usr/bin.
-    if (::chmod(staging.c_str(), 0755) != 0) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot set the mode of " + staging.string(), errno));
-    }
-    // Every byte of the tree is durable before the rename publishes it.
-    TRY(flush_tree(staging));
+    TRY(seal_staging(staging));
     fs::path final_dir = artifact_dir(digest);
     // RENAME_NOREPLACE: a plain rename would silently replace an empty directory of that name.
     if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) !=
@@ -180,11 +184,7 @@ util::Expected<void> Store::replace_artifact(const fs::path& staging,
     if (!has_artifact(digest)) {
         return commit_artifact(staging, digest);
     }
-    if (::chmod(staging.c_str(), 0755) != 0) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot set the mode of " + staging.string(), errno));
-    }
-    TRY(flush_tree(staging));
+    TRY(seal_staging(staging));
     const fs::path final_dir = artifact_dir(digest);
     if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) != 0) {
         return std::unexpected(util::Error::from_errno(
