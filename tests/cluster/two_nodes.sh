@@ -153,6 +153,8 @@ kube_wait_for 60 failed_count || fail "Shim broken's status does not count node-
 kube_admin delete shim broken --wait=false >/dev/null
 on b node_unit_dropin 60-refuse-broken
 kube_wait_for 90 unlabelled a broken || fail "node-a kept the broken label after deletion"
+# node-a takes its label off first, then changes its config: its annotation goes last.
+kube_wait_for 90 state_is a broken "" || fail "node-a still says $(state a broken) about broken"
 # node-b's own reconcile of the deletion (it may restart containerd) ends before the snapshot below.
 kube_wait_for 90 state_is b broken "" || fail "node-b still says $(state b broken) about broken"
 

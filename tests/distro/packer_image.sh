@@ -94,7 +94,7 @@ uptimes=$(tr -d '\r' <"$serial" | sed -n 's/.*shimkeeper-image-check: up \([0-9.
 echo "the check boot took $((SECONDS - started)) s (guest uptime when the check began/ended:" \
     "$(echo "$uptimes" | paste -sd/) s)"
 expect_serial() { # TEXT WHAT: the serial log holds TEXT (a fixed string)
-    tr -d '\r' <"$serial" | grep -qF -- "$1" || fail "$2 (no line '$1'): $(serial_report)"
+    grep -qF -- "$1" < <(tr -d '\r' <"$serial") || fail "$2 (no line '$1'): $(serial_report)"
 }
 expect_serial "handler demo: registered -> /var/lib/shimkeeper/bin/containerd-shim-demo-v2" \
     "CRI does not list demo at the baked binary"

@@ -28,7 +28,8 @@ txn=$(node_journal_field id)
 records() {
     journalctl -D /run/log/journal --no-pager -o json "$@"
 }
-node_wait_for 10 test -n "$(records SHIM=demo)" || fail "no record with SHIM=demo: $(records | tail -5)"
+has_demo_record() { [[ -n $(records SHIM=demo) ]]; }
+node_wait_for 10 has_demo_record || fail "no record with SHIM=demo: $(records | tail -5)"
 records SHIM=demo >"$T/demo.json"
 records SYSLOG_IDENTIFIER=shimkeeper >"$T/all.json"
 python3 - "$T/demo.json" "$T/all.json" "$txn" "$(node_shim_digest demo v1)" <<'PY' || fail "journal records: $(cat "$T/demo.json")"

@@ -76,7 +76,9 @@ echo "tight limit: at most $most starts in a 10 s window, $span s first to last,
 ((most <= 5)) || fail "the guard let $most starts into one 10 s window (limit 5)"
 awk -v s="$span" 'BEGIN { exit !(s > 10) }' ||
     fail "six starts within $span s: the guard did not wait for the start limit"
-awk -v g="$gap" 'BEGIN { exit !(g >= 1.9) }' || fail "two starts only $gap s apart (minimum 2 s)"
+# The guard spaces its RestartUnit calls 2 s apart; a start is seen at ExecStartPre, after the
+# stop that a restart of a running containerd does first (tens of ms idle, more under load).
+awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }' || fail "two starts only $gap s apart (the guard spaces them 2 s)"
 echo "tight limit: the three applies took $((SECONDS - begin)) s"
 
 # --- Control: the same limit trips when restarts are not spaced, so the check above means
