@@ -13,7 +13,9 @@
 #   3. second boot of the same instance: cloud-init does not run the commands again, the daemon
 #      is running without restarting containerd, and the shim still runs containers;
 #   4. a new instance-id with a wrong sha256 in the user-data: `cloud-init status` says error (the
-#      shipped runcmd fails as a whole), its output log says why, the node keeps its shim.
+#      shipped runcmd fails as a whole), its output log says why, the node keeps its shim;
+#   5. the package named instead of a path, on a fresh image whose own apt sources carry it (a flat
+#      repository served from the host): first boot installs it from there and converges.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"
@@ -21,11 +23,33 @@ distro_init
 deb=$(distro_packages | grep '\.deb$')
 user_data=$SHIMKEEPER_SOURCE_DIR/image-builder/cloud-init/user-data
 
-status=0
-debian_rootfs_copy "$T/rootfs" || status=$?
-((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
+# fresh_image ROOT: a private copy of the cached rootfs with cloud-init switched on, for this host.
+fresh_image() {
+    local status=0
+    debian_rootfs_copy "$1" || status=$?
+    ((status == 0)) || { ((status == 77)) && skip "no Debian rootfs"; fail "no Debian rootfs"; }
+    rm "$1/etc/cloud/cloud-init.disabled" # the cached rootfs has cloud-init switched off
+    # Not in the seed: nspawn shares the host's network namespace, so the node must not
+    # configure interfaces.
+    printf 'network: {config: disabled}\n' >"$1/etc/cloud/cloud.cfg.d/99-host-network.cfg"
+}
+# write_seed ROOT PACKAGE INSTANCE_ID: the shipped user-data with its placeholders filled in, and
+# an instance-id (NoCloud requires meta-data; a new instance-id is what makes cloud-init treat a
+# boot as the first). Nothing else makes cloud-init take the seed: at boot its generator runs
+# ds-identify, which finds NoCloud by the seed folder itself (status: "enabled-by-generator").
+write_seed() {
+    local seed=$1/var/lib/cloud/seed/nocloud left
+    mkdir -p "$seed"
+    sed -e "s|@SHIM_URL@|$SERVER_URL/spin.tar.gz|" \
+        -e "s|@SHIM_SHA256@|$(sha256_of "$T/artifacts/spin.tar.gz")|" \
+        -e "s|@SHIMKEEPER_PACKAGE@|$2|" "$user_data" >"$seed/user-data"
+    left=$(grep -v '^ *#' "$seed/user-data" | grep -o '@[A-Z0-9_]*@' || true)
+    [[ -z $left ]] || fail "placeholders the test does not fill are active in $user_data: $left"
+    printf 'instance-id: %s\n' "$3" >"$seed/meta-data"
+}
+
 root=$T/rootfs
-rm "$root/etc/cloud/cloud-init.disabled" # the cached rootfs has cloud-init switched off
+fresh_image "$root"
 deb_in_node=/root/$(basename "$deb")
 cp "$deb" "$root$deb_in_node"
 
@@ -36,20 +60,8 @@ distro_serve_shims "$root" spin
 distro_busybox_box "$root"
 distro_count_containerd_starts "$root"
 
-# The seed: the shipped user-data with its placeholders filled in, and an instance-id (NoCloud
-# requires meta-data; a new instance-id is what makes cloud-init treat a boot as the first).
 seed=$root/var/lib/cloud/seed/nocloud
-mkdir -p "$seed"
-sed -e "s|@SHIM_URL@|$SERVER_URL/spin.tar.gz|" \
-    -e "s|@SHIM_SHA256@|$(sha256_of "$T/artifacts/spin.tar.gz")|" \
-    -e "s|@SHIMKEEPER_PACKAGE@|$deb_in_node|" "$user_data" >"$seed/user-data"
-left=$(grep -v '^ *#' "$seed/user-data" | grep -o '@[A-Z0-9_]*@' || true)
-[[ -z $left ]] || fail "placeholders the test does not fill are active in $user_data: $left"
-printf 'instance-id: shimkeeper-cloud-init-test\n' >"$seed/meta-data"
-# Nothing else makes cloud-init take the seed: at boot its generator runs ds-identify, which finds
-# NoCloud by the seed folder itself (status: "enabled-by-generator"). One setting for this host
-# only: nspawn shares the host's network namespace, so the node must not configure interfaces.
-printf 'network: {config: disabled}\n' >"$root/etc/cloud/cloud.cfg.d/99-host-network.cfg"
+write_seed "$root" "$deb_in_node" shimkeeper-cloud-init-test
 
 boot_node "$root"
 starts() { boot_run sh -c 'wc -l </run/containerd-starts'; }
@@ -149,5 +161,34 @@ grep -q "handler spin: registered -> /var/lib/shimkeeper/bin/containerd-shim-spi
     fail "after the failed apply the node lost the spin handler: $(cat "$T/status3.out")"
 out=$(run_through_shim c3) || fail "after the failed apply, ctr run through the shim failed: $out"
 boot_poweroff
-echo "ok: the NoCloud user-data installed the package, converged once through the system bus and" \
-    "left the daemon running across a reboot; a failed apply is cloud-init's error"
+
+# --- 5. a fresh image whose apt sources are a flat repository on the host holding the .deb (its
+# dependencies are in the image): the user-data names the package, and the first boot runs
+# apt-get update and installs it from there.
+repo=$T/artifacts/apt
+mkdir -p "$repo"
+cp "$deb" "$repo/"
+(cd "$repo" && dpkg-scanpackages --multiversion . /dev/null) >"$repo/Packages" 2>"$T/scan.err" ||
+    fail "dpkg-scanpackages failed: $(cat "$T/scan.err")"
+printf 'Origin: shimkeeper-test\nDate: %s\nSHA256:\n %s %s Packages\n' \
+    "$(date -Ru)" "$(sha256_of "$repo/Packages")" "$(stat -c %s "$repo/Packages")" >"$repo/Release"
+root=$T/rootfs-apt
+fresh_image "$root"
+# trusted=yes: the test's repository is unsigned (the shipped user-data shows a signed one).
+printf 'deb [trusted=yes] %s/apt ./\n' "$SERVER_URL" >"$root/etc/apt/sources.list"
+write_seed "$root" shimkeeper shimkeeper-cloud-init-apt
+boot_node "$root"
+boot_run timeout 300 cloud-init status --wait >"$T/ci-status5.out" 2>&1 || true
+grep -qx 'status: done' "$T/ci-status5.out" ||
+    fail "installing the package by name, cloud-init says: $(cat "$T/ci-status5.out")" "$(cloud_init_report)"
+grep -qE "^Get:[0-9]+ $SERVER_URL/apt \./ shimkeeper " "$root/var/log/cloud-init-output.log" ||
+    fail "the package did not come from the repository: $(cloud_init_report)"
+[[ "$(boot_run systemctl is-active shimkeeper)" == active ]] ||
+    fail "installed from the repository, shimkeeper.service is $(boot_run systemctl is-active shimkeeper)"
+boot_run shimkeeper status >"$T/status5.out" 2>&1 || true
+grep -q "handler spin: registered -> /var/lib/shimkeeper/bin/containerd-shim-spin-v2" "$T/status5.out" ||
+    fail "installed from the repository, CRI does not list spin: $(cat "$T/status5.out")"
+boot_poweroff
+echo "ok: the NoCloud user-data installed the package (a path, or a name from the image's apt" \
+    "sources), converged once through the system bus and left the daemon running across a" \
+    "reboot; a failed apply is cloud-init's error"
