@@ -2,16 +2,21 @@
 // folder, real signals, and sd_notify to a real datagram socket that plays systemd. Only the
 // node transaction is faked (the recover/reconcile callbacks), and it reports what it saw
 // through files, so every assertion is about what systemd, an operator or status.json sees.
+// The socket is drained continuously, as systemd does: a datagram queue holds only
+// net.unix.max_dgram_qlen messages (10 here), after which sd_notify blocks the daemon.
 #pragma once
 
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/util/fs.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <poll.h>
 #include <sstream>
@@ -100,12 +105,17 @@ protected:
         std::string socket_path = (m_dir / "notify").string();
         socket_path.copy(address.sun_path, sizeof address.sun_path - 1);
         ASSERT_EQ(::bind(m_socket, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+        m_reader = std::thread([this] { read_notifications(); });
     }
 
     void TearDown() override {
         if (m_pid > 0) {
             ::kill(m_pid, SIGKILL);
             ::waitpid(m_pid, nullptr, 0);
+        }
+        m_stopping = true;
+        if (m_reader.joinable()) {
+            m_reader.join();
         }
         ::close(m_socket);
         if (!HasFailure()) {
@@ -162,39 +172,26 @@ protected:
         }
     }
 
-    // Receives notify datagrams until one contains `field`, up to `limit`.
+    // Waits until a notify datagram received so far contains `field`, up to `limit`.
     bool wait_notify(const std::string& field, std::chrono::milliseconds limit = 10s) {
-        auto deadline = std::chrono::steady_clock::now() + limit;
-        while (true) {
-            for (const auto& message : m_messages) {
-                if (message.find(field) != std::string::npos) {
-                    return true;
-                }
-            }
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                deadline - std::chrono::steady_clock::now());
-            if (left <= 0ms) {
-                return false;
-            }
-            pollfd ready{m_socket, POLLIN, 0};
-            if (::poll(&ready, 1, static_cast<int>(left.count())) == 1) {
-                char buffer[4096];
-                ssize_t n = ::recv(m_socket, buffer, sizeof buffer, 0);
-                if (n > 0) {
-                    m_messages.emplace_back(buffer, static_cast<size_t>(n));
-                }
-            }
-        }
+        std::unique_lock lock(m_lock);
+        return m_arrived.wait_for(lock, limit, [&] {
+            return std::any_of(m_messages.begin(), m_messages.end(), [&](const std::string& m) {
+                return m.find(field) != std::string::npos;
+            });
+        });
     }
 
-    int count_messages(const std::string& field) const {
+    int count_messages(const std::string& field) {
+        std::lock_guard lock(m_lock);
         return static_cast<int>(std::count_if(m_messages.begin(), m_messages.end(), [&](auto& m) {
             return m.find(field) != std::string::npos;
         }));
     }
 
     // The STATUS= most recently sent.
-    std::string last_status() const {
+    std::string last_status() {
+        std::lock_guard lock(m_lock);
         for (auto it = m_messages.rbegin(); it != m_messages.rend(); ++it) {
             auto at = it->find("STATUS=");
             if (at != std::string::npos) {
@@ -239,7 +236,29 @@ protected:
     DaemonConfig m_config;
     int m_socket = -1;
     pid_t m_pid = -1;
+
+private:
+    void read_notifications() {
+        while (!m_stopping) {
+            pollfd ready{m_socket, POLLIN, 0};
+            if (::poll(&ready, 1, 50) != 1) {
+                continue;
+            }
+            char buffer[4096];
+            ssize_t n = ::recv(m_socket, buffer, sizeof buffer, MSG_DONTWAIT);
+            if (n > 0) {
+                std::lock_guard lock(m_lock);
+                m_messages.emplace_back(buffer, static_cast<size_t>(n));
+                m_arrived.notify_all();
+            }
+        }
+    }
+
+    std::mutex m_lock;
+    std::condition_variable m_arrived;
     std::vector<std::string> m_messages;
+    std::atomic<bool> m_stopping = false;
+    std::thread m_reader;
 };
 
 } // namespace daemon_test
