@@ -29,10 +29,10 @@ cp "$config" "$T/original.toml"
 
 kube_create_node node-a wasm=true
 kube_create_node node-b
+node_a_kubeconfig=$(kube_node_token_kubeconfig node-a)
 cat >"$ROOT/etc/shimkeeper/shimkeeper.toml" <<TOML
 [kube]
-kubeconfig = "$(kube_kubeconfig agent)"
-node_kubeconfig = "$(kube_kubeconfig node-a)"
+kubeconfig = "$node_a_kubeconfig"
 node_name = "node-a"
 TOML
 
@@ -87,22 +87,42 @@ expect_output_contains "belongs to machine 0123456789abcdef"
 echo 0123456789abcdef >"$ROOT/etc/machine-id"
 expect_exit 0 sk apply --no-restart
 
-# No node_name: the node credential's certificate names the node, not the hostname.
+# No node_name: the API server says which Node the credential is confined to (here a kubelet's
+# client certificate), not the hostname.
 kube_create_node node-c wasm=true
 cp "$ROOT/etc/shimkeeper/shimkeeper.toml" "$T/named.toml"
 cat >"$ROOT/etc/shimkeeper/shimkeeper.toml" <<TOML
 [kube]
-kubeconfig = "$(kube_kubeconfig agent)"
-node_kubeconfig = "$(kube_node_cert_kubeconfig node-c)"
+kubeconfig = "$(kube_node_cert_kubeconfig node-c)"
 TOML
 [[ $(hostname) != node-c ]] || fail "this host is named node-c: the case proves nothing"
 expect_exit 0 sk status
-expect_output_contains "Cluster: node node-c (from the client certificate of $KUBE_DIR/kubeconfig/node-c-cert"
+expect_output_contains "Cluster: node node-c (from the kubelet identity system:node:node-c ($KUBE_DIR/kubeconfig/node-c-cert))"
 expect_output_contains "Shim/demo (generation 1): selects this node, nodeSelector wasm=true matches"
+
+# A node_name that is not the credential's Node, and a credential confined to no Node: refused
+# before anything is read or changed.
+before="$(tree_digest "$ROOT/etc/containerd")$(tree_digest "$ROOT/var/lib/shimkeeper/store")"
+cat >"$ROOT/etc/shimkeeper/shimkeeper.toml" <<TOML
+[kube]
+kubeconfig = "$(kube_node_token_kubeconfig node-b)"
+node_name = "node-a"
+TOML
+expect_exit 2 sk apply --no-restart
+expect_output_contains "[kube] node_name is node-a but the credential of"
+expect_output_contains "bound to Node node-b"
+cat >"$ROOT/etc/shimkeeper/shimkeeper.toml" <<TOML
+[kube]
+kubeconfig = "$(kube_kubeconfig coordinator)"
+TOML
+expect_exit 2 sk apply --no-restart
+expect_output_contains "is system:serviceaccount:shimkeeper-system:shimkeeper-coordinator, which is not confined to a Node"
+[[ "$(tree_digest "$ROOT/etc/containerd")$(tree_digest "$ROOT/var/lib/shimkeeper/store")" == "$before" ]] ||
+    fail "a credential that is not this node's changed the node"
 cp "$T/named.toml" "$ROOT/etc/shimkeeper/shimkeeper.toml"
 
 # The API server unreachable: the Shims last read stand in; the node stays as it is.
-sed "s#server: .*#server: https://127.0.0.1:1#" "$(kube_kubeconfig agent)" >"$T/dead.kubeconfig"
+sed "s#server: .*#server: https://127.0.0.1:1#" "$node_a_kubeconfig" >"$T/dead.kubeconfig"
 sed -i "s#^kubeconfig = .*#kubeconfig = \"$T/dead.kubeconfig\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
 before="$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/bin")"
 expect_exit 0 sk apply --no-restart
@@ -120,7 +140,7 @@ expect_output_contains "has not read the cluster before"
 [[ "$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/bin")" == "$before" ]] ||
     fail "an unreachable API server changed a node that never read the cluster"
 mv "$T/cluster.json" "$ROOT/var/lib/shimkeeper/state/cluster.json"
-sed -i "s#^kubeconfig = .*#kubeconfig = \"$(kube_kubeconfig agent)\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
+sed -i "s#^kubeconfig = .*#kubeconfig = \"$node_a_kubeconfig\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
 
 # The Shim deleted: uninstalled, the config back to its original bytes.
 kube_admin delete shim demo >/dev/null

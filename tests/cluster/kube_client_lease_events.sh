@@ -15,7 +15,7 @@ probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe
 kube_require_peers
 kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
 
-agent=$(kube_kubeconfig agent)
+agent=$(kube_kubeconfig coordinator)
 ns=shimkeeper-system
 pass() { echo "ok: $*"; }
 fail() {

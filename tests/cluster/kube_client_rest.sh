@@ -131,9 +131,9 @@ expect_error "a namespace for a cluster-scoped resource" "invalid input" 'cluste
     "$probe" "$admin" get nodes default node-a
 
 echo "--- a tokenFile credential (its re-reading is unit-tested)"
-token=$(kube_as agent config view --raw -o jsonpath='{.users[0].user.token}')
+token=$(kube_as coordinator config view --raw -o jsonpath='{.users[0].user.token}')
 printf '%s\n' "wrong-token" >"$KUBE_DIR/agent.token"
-sed -e "s|token: .*|tokenFile: $KUBE_DIR/agent.token|" "$(kube_kubeconfig agent)" >"$KUBE_DIR/agent-file.kubeconfig"
+sed -e "s|token: .*|tokenFile: $KUBE_DIR/agent.token|" "$(kube_kubeconfig coordinator)" >"$KUBE_DIR/agent-file.kubeconfig"
 expect_error "a wrong token from tokenFile" "invalid input" 'HTTP 401' \
     "$probe" "$KUBE_DIR/agent-file.kubeconfig" list shims - 10
 printf '%s\n' "$token" >"$KUBE_DIR/agent.token"

@@ -43,11 +43,11 @@ check "etcd --version names the release the apiserver pins" \
         "$SHIMKEEPER_SOURCE_DIR/tests/peers/kube/go.mod")" <<<"$("$KUBE_BIN/etcd" --version)"
 
 check "the admin lists shims (none yet)" test -z "$(kube_admin get shims -o name)"
-check "the agent lists shims" kube_as agent get shims
+check "the coordinator lists shims" kube_as coordinator get shims
 crd_scope=$(kube_admin get crd shims.containerd.x-k8s.io -o jsonpath='{.spec.scope}')
 check "the Shim CRD is cluster-scoped (got $crd_scope)" test "$crd_scope" = Cluster
-check "deploy/ made the agent's ServiceAccount" \
-    kube_admin -n shimkeeper-system get serviceaccount shimkeeper-agent
+check "deploy/ made the node agents' and the coordinator's ServiceAccounts" \
+    kube_admin -n shimkeeper-system get serviceaccount shimkeeper-node shimkeeper-coordinator
 check "the agent's FlowSchema points at workload-high" test "$(kube_admin get flowschema \
     shimkeeper-agent -o jsonpath='{.spec.priorityLevelConfiguration.name}')" = workload-high
 

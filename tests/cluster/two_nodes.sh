@@ -11,7 +11,8 @@
 #   - the API server stopped (and etcd compacted meanwhile, so the watches come back to 410 and
 #     list again: nothing is reinstalled): nothing changes on the nodes, `status` says unreachable; back up,
 #     the agents converge on what changed meanwhile;
-#   - the coordinator (one of the two agents) adds the finalizer and creates the RuntimeClass
+#   - the coordinator (`shimkeeper coordinate`, its own identity) adds the finalizer and creates
+#     the RuntimeClass
 #     (handler, nodeSelector on the label) and counts the nodes in the Shim's status;
 #   - the Shim deleted: each node takes its label off before containerd drops the handler
 #     (agent log order), then the handler leaves CRI and the annotation goes; after the last
@@ -20,6 +21,7 @@ source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
 kube_require_peers
 node_reexec_in_namespace "$@"
 sk_init
@@ -32,11 +34,12 @@ node_shim_artifact broken v1
 
 kube_create_node node-a wasm=true
 kube_create_node node-b
+coordinator_start coord-1
 
 # start_node LETTER: node-LETTER in $T/LETTER, with its agent.
 start_node() {
     bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/$1" "node-$1" \
-        "$(kube_kubeconfig agent)" "$(kube_kubeconfig "node-$1")" >"$T/$1.out" 2>&1 &
+        "$(kube_node_token_kubeconfig "node-$1")" >"$T/$1.out" 2>&1 &
     sk_track $!
 }
 # on LETTER CMD...: CMD with that node's exports (its containerd, its systemd --user).

@@ -3,7 +3,7 @@
 # cluster mode, as a process of its own, so that a cluster scenario runs several side by side
 # (the harness keeps one node per process in its exports).
 #
-#   cluster_node.sh DIR NODE_NAME AGENT_KUBECONFIG NODE_KUBECONFIG &
+#   cluster_node.sh DIR NODE_NAME KUBECONFIG &      (KUBECONFIG: the node's credential)
 #
 # Brings the node up in DIR, counts containerd starts from then on (DIR/starts.log), adds [kube]
 # to the agent config, writes DIR/node.env (this node's exports: source it in a subshell to act
@@ -14,15 +14,14 @@ source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
 set -euo pipefail
 node_reexec_in_namespace "$@"
-dir=$1 name=$2 agent_kubeconfig=$3 node_kubeconfig=$4
+dir=$1 name=$2 kubeconfig=$3
 
 node_up "$dir"
 node_count_starts
 cat >>"$NODE_AGENT_CONFIG" <<TOML
 
 [kube]
-kubeconfig = "$agent_kubeconfig"
-node_kubeconfig = "$node_kubeconfig"
+kubeconfig = "$kubeconfig"
 node_name = "$name"
 TOML
 export -p | grep -E '^declare -x (NODE_[A-Z_]*|XDG_[A-Z_]*|DBUS_SESSION_BUS_ADDRESS|PATH)=' \

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers for tests/cluster/coordinator_*.sh: the coordinator run by kube-probe as the agent
+# Helpers for tests/cluster/coordinator_*.sh: the coordinator run by kube-probe as the coordinator
 # identity, Shims applied and Nodes "reporting" as the admin (standing in for node agents).
 # Source after kube_harness.sh (the coordinators are stopped on exit):
 #
@@ -53,7 +53,7 @@ fail() {
 coord_start() {
     local identity=$1
     shift
-    "$COORD_PROBE" "$(kube_kubeconfig agent)" coordinator shimkeeper-system "$identity" 600 "$@" \
+    "$COORD_PROBE" "$(kube_kubeconfig coordinator)" coordinator shimkeeper-system "$identity" 600 "$@" \
         >"$KUBE_DIR/coord-$identity.out" 2>"$KUBE_DIR/coord-$identity.err" &
     COORD_PIDS[$identity]=$!
 }

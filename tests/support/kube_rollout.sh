@@ -4,10 +4,12 @@
 # Source after common.sh and kube_harness.sh; then rollout_testbed, or kube_up and an artifact
 # server of the test's own.
 #
-#   rollout_testbed                the control plane up and $T/www/demo.tar.gz served (SERVER_URL),
-#                                  or skip (77) without the peers or containerd
+#   rollout_testbed                the control plane up, $T/www/demo.tar.gz served (SERVER_URL) and
+#                                  two `shimkeeper coordinate` candidates running (coord-1, coord-2:
+#                                  coordinator_process.sh), or skip (77) without the peers or
+#                                  containerd
 #   pass MSG                       a step done
-#   rollout_root DIR NODE          a sandbox root whose agent acts for NODE (agent identity): a
+#   rollout_root DIR NODE          a sandbox root whose agent acts for NODE (a token bound to it): a
 #                                  containerd config, no containerd; a transaction there is fetch,
 #                                  verify, store, links and config edit, no restart
 #   rollout_agents FIRST LAST [KEY=VALUE...]   Nodes node-FIRST..node-LAST (with those labels),
@@ -27,6 +29,7 @@
 #   rollout_rv                     the API server's current resourceVersion (a list's)
 
 declare -A ROLLOUT_PIDS=()
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
 
 pass() { echo "ok: $*"; }
 
@@ -38,6 +41,8 @@ rollout_testbed() {
     mkdir -p "$T/www"
     make_shim_archive "$(shim_binary_for demo)" "$T/www/demo.tar.gz"
     sk_start_server "$T/www"
+    coordinator_start coord-1
+    coordinator_start coord-2
 }
 
 rollout_root() {
@@ -45,8 +50,7 @@ rollout_root() {
     containerd config default >"$1/etc/containerd/config.toml"
     cat >"$1/etc/shimkeeper/shimkeeper.toml" <<TOML
 [kube]
-kubeconfig = "$(kube_kubeconfig agent)"
-node_name = "$2"
+kubeconfig = "$(kube_node_token_kubeconfig "$2" 2h)"
 TOML
 }
 

@@ -26,6 +26,7 @@ json shim_with(json strategy, json status = json::object()) {
 }
 
 const RolloutTarget k_target{"spin", "u-1", 4, 3};
+const json k_shim_object = {{"metadata", {{"name", "spin"}, {"uid", "u-1"}, {"generation", 4}}}};
 
 SlotSeen slot(int index, const std::string& holder, const RolloutTarget& target = k_target,
               const std::string& failed = "", Clock::time_point seen = Clock::now()) {
@@ -81,7 +82,7 @@ TEST(KubeRolloutPolicy, ANodeReadsAPercentageFromTheCoordinatorsStatus) {
 }
 
 TEST(KubeSlotDecision, AMissingSlotIsTakenByCreateStartingWhereTheNodeStarts) {
-    SlotDecision decision = decide_slot({}, k_target, "n1", Clock::now(), 7);
+    SlotDecision decision = decide_slot({}, k_target, "n1", 7);
     EXPECT_EQ(decision.kind, Kind::take);
     EXPECT_EQ(decision.index, 1); // 7 % 3
     EXPECT_EQ(decision.existing, nullptr);
@@ -89,53 +90,86 @@ TEST(KubeSlotDecision, AMissingSlotIsTakenByCreateStartingWhereTheNodeStarts) {
 
 TEST(KubeSlotDecision, EveryLiveSlotBusyMeansWaitNamingTheHolders) {
     std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b"), slot(2, "c")};
-    SlotDecision decision = decide_slot(slots, k_target, "n1", Clock::now(), 0);
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(decision.kind, Kind::wait);
     EXPECT_NE(decision.why.find("3 busy: a b c"), std::string::npos) << decision.why;
 }
 
-TEST(KubeSlotDecision, AnExpiredSlotIsTakenOverAtTheVersionSeen) {
+TEST(KubeSlotDecision, AnExpiredSlotOfAnotherNodeIsLeftToTheCoordinator) {
     const auto long_ago = Clock::now() - seconds(16);
     std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b", k_target, "", long_ago), slot(2, "c")};
-    SlotDecision decision = decide_slot(slots, k_target, "n1", Clock::now(), 0);
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
+    EXPECT_EQ(decision.kind, Kind::wait);
+    EXPECT_NE(decision.why.find("freed by the coordinator"), std::string::npos) << decision.why;
+    // The coordinator deletes it; then it is an absent slot, taken by create.
+    ASSERT_EQ(slot_reclaim_reason(slots[1], &k_shim_object, Clock::now()),
+              "holder b did not renew it within 15 s");
+    slots.erase(slots.begin() + 1);
+    decision = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(decision.kind, Kind::take);
     EXPECT_EQ(decision.index, 1);
-    ASSERT_NE(decision.existing, nullptr);
-    EXPECT_EQ(decision.existing->lease.resource_version, "101");
+    EXPECT_EQ(decision.existing, nullptr);
+}
+
+TEST(KubeSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesTheRest) {
+    const auto now = Clock::now();
+    const auto long_ago = now - seconds(16);
+    RolloutTarget older = k_target;
+    older.generation = 3;
+    RolloutTarget recreated = k_target;
+    recreated.uid = "u-0";
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), &k_shim_object, now), std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "broke", long_ago), &k_shim_object, now),
+              std::nullopt); // the halt stands
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", older, "broke"), &k_shim_object, now),
+              "failed at generation 3, the Shim is at 4");
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "", k_target), &k_shim_object, now), "released");
+    // Gone, or recreated (another uid): freed unless still live (the view may be behind).
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), nullptr, now), std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "", long_ago), nullptr, now),
+              "Shim spin is gone");
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", recreated, "x"), &k_shim_object, now),
+              "Shim spin is gone");
+    // The next look is when the first live slot runs out, failed ones never do.
+    std::vector<SlotSeen> slots{slot(0, "a", k_target, "broke", long_ago),
+                                slot(1, "b", k_target, "", now)};
+    EXPECT_EQ(next_slot_expiry(slots), now + seconds(15));
 }
 
 TEST(KubeSlotDecision, AFailedSlotOfThisGenerationHaltsEveryNodeAndNeverExpires) {
     const auto long_ago = Clock::now() - seconds(3600);
     std::vector<SlotSeen> slots{slot(2, "bad", k_target, "containerd refused it", long_ago)};
-    SlotDecision decision = decide_slot(slots, k_target, "n1", Clock::now(), 0);
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(decision.kind, Kind::halted);
     EXPECT_NE(decision.why.find("node bad failed (containerd refused it)"), std::string::npos)
         << decision.why;
     // The failed node itself does not try again either.
-    EXPECT_EQ(decide_slot(slots, k_target, "bad", Clock::now(), 0).kind, Kind::halted);
+    EXPECT_EQ(decide_slot(slots, k_target, "bad", 0).kind, Kind::halted);
 }
 
-TEST(KubeSlotDecision, AFailureOfAnOlderGenerationOrAnotherShimUidIsAFreeSlot) {
+TEST(KubeSlotDecision, AFailureOfAnOlderGenerationOrAnotherShimUidDoesNotHaltButIsNotTaken) {
     RolloutTarget older = k_target;
     older.generation = 3;
     RolloutTarget recreated = k_target;
     recreated.uid = "u-0";
     std::vector<SlotSeen> slots{slot(0, "a", older, "old reason"),
                                 slot(1, "b", recreated, "old reason"), slot(2, "c")};
-    SlotDecision decision = decide_slot(slots, k_target, "n1", Clock::now(), 0);
+    EXPECT_EQ(decide_slot(slots, k_target, "n1", 0).kind, Kind::wait);
+    slots.erase(slots.begin()); // reclaimed by the coordinator
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(decision.kind, Kind::take);
     EXPECT_EQ(decision.index, 0);
-    ASSERT_NE(decision.existing, nullptr);
+    EXPECT_EQ(decision.existing, nullptr);
 }
 
 TEST(KubeSlotDecision, ANodeKeepsItsOwnSlotAcrossARestartAndMovesItToANewGeneration) {
     std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "n1")};
-    SlotDecision same = decide_slot(slots, k_target, "n1", Clock::now(), 0);
+    SlotDecision same = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(same.kind, Kind::hold);
     EXPECT_EQ(same.index, 1);
     RolloutTarget newer = k_target;
     newer.generation = 5;
-    SlotDecision moved = decide_slot(slots, newer, "n1", Clock::now(), 0);
+    SlotDecision moved = decide_slot(slots, newer, "n1", 0);
     EXPECT_EQ(moved.kind, Kind::take);
     EXPECT_EQ(moved.index, 1);
 }
@@ -234,9 +268,9 @@ TEST(KubeSlotBoard, AListedLeaseIsAsOldAsItsRenewTime) {
     const auto now = std::chrono::sys_days(std::chrono::year{2026} / 11 / 24) +
                      std::chrono::hours(10) + seconds(20);
     SlotBoard board = SlotBoard::from_list({lease}, now);
-    SlotDecision decision = decide_slot(board.slots(), k_target, "n1", Clock::now(), 0);
-    EXPECT_EQ(decision.kind, Kind::take); // 20 s old, 15 s lease: expired
-    EXPECT_EQ(decision.index, 0);
+    // 20 s old, 15 s lease: expired, so the coordinator frees it.
+    EXPECT_EQ(slot_reclaim_reason(board.slots()[0], &k_shim_object, Clock::now()),
+              "holder a did not renew it within 15 s");
 }
 
 TEST(KubeRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamingNodeAndResume) {

@@ -144,9 +144,12 @@ TEST(SpecSettingsErrors, UnknownFetchSettingSuggestsClosest) {
 }
 
 // [kube]: cluster mode's settings.
-TEST(SpecSettingsErrors, KubeNeedsAKubeconfig) {
-    const std::string message = error_of("[kube]\nnode_name = \"node-a\"\n");
-    EXPECT_NE(message.find("[kube] needs kubeconfig"), std::string::npos) << message;
+TEST(SpecSettingsErrors, TheRemovedSecondNodeCredentialIsRefusedSayingWhatToDo) {
+    const std::string message = error_of("[kube]\nkubeconfig = \"/etc/shimkeeper/kubeconfig\"\n"
+                                         "node_kubeconfig = \"/var/lib/kubelet/kubeconfig\"\n");
+    EXPECT_NE(message.find("shimkeeper.toml:3:"), std::string::npos) << message;
+    EXPECT_NE(message.find("no longer read: the agent uses one node credential"), std::string::npos)
+        << message;
 }
 
 TEST(SpecSettingsErrors, KubeconfigMustBeAbsolute) {

@@ -55,6 +55,7 @@ int run_app(int argc, char** argv) {
     add_run_command(app, options, exit_code);
     add_reset_command(app, options, exit_code);
     add_bake_command(app, options, exit_code);
+    add_coordinate_command(app, options, exit_code);
 
     try {
         app.parse(argc, argv);

@@ -1,5 +1,8 @@
 #include "shimkeeper/cli/cluster_watches.hpp"
 
+#include "shimkeeper/kube/resource.hpp"
+#include "shimkeeper/kube/slot_keeper.hpp"
+
 #include <algorithm>
 
 namespace shimkeeper::cli {
@@ -16,39 +19,28 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
     TRY(out->m_watch->start());
 
     const kube::ClusterSource& source = *ctx->cluster;
-    out->m_coordinator_client = std::make_unique<kube::Client>(
-        TRY(kube::Client::from_kubeconfig(source.agent_kubeconfig())));
-    kube::CoordinatorSettings settings;
-    settings.ns = source.settings().namespace_name;
-    settings.identity = source.node_name();
-    out->m_coordinator = std::make_unique<kube::Coordinator>(
-        *out->m_loop, *out->m_coordinator_client, settings,
-        kube::EventSource{"shimkeeper.containerd.x-k8s.io/coordinator",
-                          "shimkeeper-" + source.node_name()},
-        log);
-    out->m_slot_client = std::make_unique<kube::Client>(
-        TRY(kube::Client::from_kubeconfig(source.agent_kubeconfig())));
-    out->m_slot_client->set_throttle_retries(0); // a lost try costs nothing (claim_free_slot)
     out->m_node_name = source.node_name();
-    out->m_namespace = settings.ns;
-    out->m_coordinator->on_slot_change(
-        [watches = out.get()](const std::string& shim, bool may_free) {
-            watches->on_slot_change(shim, may_free);
-        });
-    TRY(out->m_coordinator->start());
+    out->m_namespace = source.settings().namespace_name;
+    out->m_lease_client =
+        std::make_unique<kube::Client>(TRY(kube::Client::from_kubeconfig(source.kubeconfig())));
+    out->m_slot_client =
+        std::make_unique<kube::Client>(TRY(kube::Client::from_kubeconfig(source.kubeconfig())));
+    out->m_slot_client->set_throttle_retries(0); // a lost try costs nothing (claim_free_slot)
+    out->m_slots.set_listener([watches = out.get()](const std::string& shim, bool may_free) {
+        watches->on_slot_change(shim, may_free);
+    });
+    // The slot Leases of the namespace: a node waiting for a slot learns of a free one here.
+    out->m_lease_watch = std::make_unique<kube::Watch>(
+        out->m_lease_client->connection(), *out->m_loop, kube::leases_resource(), out->m_namespace,
+        kube::WatchSettings{},
+        [watches = out.get()](const kube::WatchEvent& event) { watches->m_slots.apply(event); });
+    TRY(out->m_lease_watch->start());
     // Arms the loop's timers so that its fd becomes readable when the first one is due.
     TRY(out->m_loop->dispatch_pending());
     return out;
 }
 
-ClusterWatches::~ClusterWatches() {
-    if (m_coordinator) {
-        // Another agent takes over at once instead of after the lease expires.
-        if (auto released = m_coordinator->release(); !released) {
-            m_log.warning("coordinator: " + released.error().message());
-        }
-    }
-}
+ClusterWatches::~ClusterWatches() = default;
 
 // Decision (ARCHITECTURE.md): jitter, not a queue. The bound is 20 ms plus 10 ms for each node
 // the coordinator counts as still updating (waiting or holding), at most 10 s: the first of n
@@ -68,18 +60,17 @@ std::chrono::milliseconds ClusterWatches::wake_jitter_bound(const std::string& s
 
 void ClusterWatches::wait_for(std::map<std::string, std::optional<kube::RolloutTarget>> shims) {
     m_waiting = std::move(shims);
-    arm_expiry();
 }
 
 void ClusterWatches::claim_free_slot() {
-    const std::vector<kube::SlotSeen>& seen = slots().slots();
+    const std::vector<kube::SlotSeen>& seen = m_slots.slots();
     const auto now = std::chrono::steady_clock::now();
     for (const auto& [shim, target] : m_waiting) {
         if (!target || m_claimed.contains(shim)) {
             continue; // unresolved (the coordinator's status wakes it: ClusterWatch), or claimed
         }
         const kube::SlotDecision decision =
-            kube::decide_slot(seen, *target, m_node_name, now, slot_search_start(m_node_name));
+            kube::decide_slot(seen, *target, m_node_name, slot_search_start(m_node_name));
         using Kind = kube::SlotDecision::Kind;
         if (decision.kind == Kind::hold) {
             m_wake_now = true; // ours from before: the reconcile writes it again
@@ -126,7 +117,6 @@ void ClusterWatches::on_slot_change(const std::string& shim, bool may_free) {
             arm_wake(delay);
         }
     }
-    arm_expiry(); // a renewal moves it
 }
 
 void ClusterWatches::arm_wake(std::chrono::milliseconds delay) {
@@ -142,30 +132,6 @@ void ClusterWatches::arm_wake(std::chrono::milliseconds delay) {
     m_wake_timer = std::move(*timer);
     m_wake_armed = true;
     m_wake_due = std::chrono::steady_clock::now() + delay;
-}
-
-void ClusterWatches::arm_expiry() {
-    std::optional<std::chrono::steady_clock::time_point> next;
-    for (const kube::SlotSeen& slot : slots().slots()) {
-        const kube::SlotLease& lease = slot.lease;
-        if (m_waiting.contains(lease.shim) && !lease.holder.empty() && lease.failed.empty()) {
-            const auto expiry = slot.seen + lease.duration;
-            next = next ? std::min(*next, expiry) : expiry;
-        }
-    }
-    m_expiry_timer.reset();
-    if (!next) {
-        return;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        *next - std::chrono::steady_clock::now());
-    std::uniform_int_distribution<long> jitter(0, 500);
-    auto timer = m_loop->after(std::max(left, std::chrono::milliseconds(0)) +
-                                   std::chrono::milliseconds(50 + jitter(m_rng)),
-                               [this] { claim_free_slot(); });
-    if (timer) {
-        m_expiry_timer = std::move(*timer);
-    }
 }
 
 daemon::ChangeSource ClusterWatches::change_source() {

@@ -1,17 +1,18 @@
 // What `shimkeeper run` adds in cluster mode: one curl-multi loop on its own sd_event, plugged
-// into the daemon's loop as a change source, carrying the node's two watches and the
-// coordinator candidate (kube/coordinator.hpp: every agent stands; the elected one does the
-// cluster-wide work). The coordinator gives its Lease up when the daemon stops. [kube] is read
-// once, at start: a changed kubeconfig path or node name takes `systemctl restart shimkeeper`
-// (files in shims.d/ are still picked up live).
+// into the daemon's loop as a change source, carrying the node's watches (Shims, its own Node,
+// the namespace's Leases for the rollout slots). Agents do not coordinate: the cluster-wide work
+// is `shimkeeper coordinate`'s, under an identity of its own. [kube] is read once, at start: a
+// changed kubeconfig path takes `systemctl restart shimkeeper` (files in shims.d/ are still
+// picked up live).
 #pragma once
 
 #include "shimkeeper/cli/context.hpp"
 #include "shimkeeper/cli/rollout_gate.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/kube/cluster_watch.hpp"
-#include "shimkeeper/kube/coordinator.hpp"
 #include "shimkeeper/kube/curl_event_loop.hpp"
+#include "shimkeeper/kube/slot_board.hpp"
+#include "shimkeeper/kube/watch.hpp"
 
 #include <memory>
 #include <random>
@@ -33,12 +34,12 @@ public:
     daemon::ChangeSource change_source();
     const kube::ClusterFeed* feed() const { return m_watch.get(); }
     // The rollout slots as the Lease watch holds them.
-    const kube::SlotBoard& slots() const { return m_coordinator->slots(); }
+    const kube::SlotBoard& slots() const { return m_slots; }
     // The Shims the last reconcile could not take a slot for: one of their slots going or being
     // released sets a timer, a random delay that grows with the nodes still to go (so that of a
     // crowd of waiting nodes one tries first and the others see it take the slot; each slot
-    // freed draws again and the earlier draw stands, so k free slots fill k times faster); so does
-    // the moment a held slot would expire unrenewed (its holder may have died: no event says so).
+    // freed draws again and the earlier draw stands, so k free slots fill k times faster). A slot
+    // whose holder died is freed by the coordinator (deleted), which is such an event.
     // When the timer fires and the board has a slot this node could take (decide_slot), the
     // slot is taken right there, one request, and only a node that got it wakes the daemon: a
     // node that lost the race, or saw the slot already taken, stays asleep, so waiting costs a
@@ -53,9 +54,10 @@ private:
 
     std::unique_ptr<kube::CurlEventLoop> m_loop;
     std::unique_ptr<kube::ClusterWatch> m_watch;
-    std::unique_ptr<kube::Client> m_coordinator_client;
+    std::unique_ptr<kube::Client> m_lease_client;
     std::unique_ptr<kube::Client> m_slot_client; // a waiting node's tries: no 429 retries
-    std::unique_ptr<kube::Coordinator> m_coordinator;
+    kube::SlotBoard m_slots;                     // fed by m_lease_watch
+    std::unique_ptr<kube::Watch> m_lease_watch;
     const util::Log& m_log;
     std::string m_last_problem;
     std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting;
@@ -63,7 +65,6 @@ private:
     std::string m_namespace;
     ClaimedSlots m_claimed;
     kube::SdSource m_wake_timer;
-    kube::SdSource m_expiry_timer;
     bool m_wake_armed = false;
     int m_lost_races = 0; // in a row; widens the jitter
     std::chrono::steady_clock::time_point m_wake_due;
@@ -73,7 +74,6 @@ private:
     void on_slot_change(const std::string& shim, bool may_free);
     void arm_wake(std::chrono::milliseconds delay);
     void claim_free_slot();
-    void arm_expiry();
     std::chrono::milliseconds wake_jitter_bound(const std::string& shim) const;
 };
 

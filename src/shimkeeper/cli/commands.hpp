@@ -17,6 +17,7 @@ void add_rollback_command(CLI::App& app, const GlobalOptions& options, int& exit
 void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
 void add_reset_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
 void add_bake_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
+void add_coordinate_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
 
 // Runs a command body with a fresh Context; reports an Error on stderr and maps it to an exit code.
 int run_with_context(const GlobalOptions& options,

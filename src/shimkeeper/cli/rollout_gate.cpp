@@ -115,7 +115,7 @@ RolloutGate::for_context(const Context& ctx, const kube::SlotBoard* watched, Cla
     if (!ctx.cluster || !ctx.cluster->last_reading()) {
         return nullptr;
     }
-    auto client = TRY(kube::Client::from_kubeconfig(ctx.cluster->agent_kubeconfig()));
+    auto client = TRY(kube::Client::from_kubeconfig(ctx.cluster->kubeconfig()));
     return std::unique_ptr<RolloutGate>(
         new RolloutGate(ctx, std::move(client), watched, std::move(claimed)));
 }
@@ -168,8 +168,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
         } else if (!need.target) {
             m_waiting[need.shim] = need.why_unresolved;
         } else {
-            const kube::SlotDecision decision =
-                kube::decide_slot(slots, *need.target, me, now, start);
+            const kube::SlotDecision decision = kube::decide_slot(slots, *need.target, me, start);
             using Kind = kube::SlotDecision::Kind;
             // A slot still ours (from before a restart) is written again too, at the version
             // seen: it may have expired meanwhile and been taken, and a 409 says so.

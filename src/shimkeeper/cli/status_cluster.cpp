@@ -70,7 +70,7 @@ json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotSeen>*
 
 // The slot Leases, when the API server answers; nullopt otherwise (status still works).
 std::optional<std::vector<kube::SlotSeen>> read_slots(const kube::ClusterSource& source) {
-    auto client = kube::Client::from_kubeconfig(source.agent_kubeconfig());
+    auto client = kube::Client::from_kubeconfig(source.kubeconfig());
     if (!client) {
         return std::nullopt;
     }
@@ -111,8 +111,10 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
     const kube::ClusterSource& source = *ctx.cluster;
     json out{{"node", source.node_name()},
              {"node_from", source.node_name_origin()},
-             {"kubeconfig", source.agent_kubeconfig()},
-             {"node_kubeconfig", source.node_kubeconfig()}};
+             {"kubeconfig", source.kubeconfig()}};
+    if (source.node_name().empty()) {
+        out["identity_problem"] = source.identity_problem();
+    }
     const auto& reading = source.last_reading();
     if (!reading) {
         // Nothing read: the error is the desired state's (a refusal, or no memory yet).
@@ -157,10 +159,13 @@ void print_cluster_status(const json& cluster) {
     if (cluster.is_null()) {
         return;
     }
-    std::cout << "Cluster: node " << cluster["node"].get<std::string>() << " (from "
-              << cluster["node_from"].get<std::string>() << "; agent "
-              << cluster["kubeconfig"].get<std::string>() << ", node credential "
-              << cluster["node_kubeconfig"].get<std::string>() << ")\n";
+    if (cluster.contains("identity_problem")) {
+        std::cout << "Cluster: no node identity: " << cluster["identity_problem"].get<std::string>()
+                  << "\n";
+    } else {
+        std::cout << "Cluster: node " << cluster["node"].get<std::string>() << " (from "
+                  << cluster["node_from"].get<std::string>() << ")\n";
+    }
     if (!cluster.contains("shims")) {
         std::cout << "  API server unreachable or refusing: " << cluster["error"].get<std::string>()
                   << " (the node is kept as it is)\n";

@@ -1,10 +1,10 @@
 #include "shimkeeper/kube/cluster_source.hpp"
 
-#include "shimkeeper/kube/certificate_identity.hpp"
 #include "shimkeeper/kube/client.hpp"
 #include "shimkeeper/kube/node_state.hpp"
 #include "shimkeeper/kube/resource.hpp"
 #include "shimkeeper/kube/rollout_policy.hpp"
+#include "shimkeeper/kube/self_identity.hpp"
 #include "shimkeeper/kube/shim_object.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/utc_time.hpp"
@@ -42,22 +42,6 @@ std::vector<ShimSeen> shims_on_node(const ClusterSnapshot& view) {
     return out;
 }
 
-std::string host_name() {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    std::string name(host);
-    std::ranges::transform(name, name.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return name;
-}
-
-// The node name a kubeconfig's client certificate speaks for; a kubeconfig that cannot be read
-// gives none here and its own clear error when the Node is read with it.
-std::optional<std::string> certificate_node_name(const std::string& kubeconfig) {
-    auto config = load_kubeconfig(kubeconfig);
-    return config ? node_name_of_certificate(config->client_certificate) : std::nullopt;
-}
-
 } // namespace
 
 const ShimSeen* ClusterReading::find(std::string_view name) const {
@@ -67,33 +51,75 @@ const ShimSeen* ClusterReading::find(std::string_view name) const {
 
 ClusterSource::ClusterSource(spec::KubeSettings settings, std::string arch, ClusterPlaces places)
     : m_settings(std::move(settings)), m_arch(std::move(arch)), m_places(std::move(places)) {
-    if (!m_settings.node_kubeconfig) {
+    if (m_settings.kubeconfig) {
+        m_kubeconfig = *m_settings.kubeconfig;
+    } else {
         for (const auto& candidate : m_places.kubelet_kubeconfigs) {
             std::error_code ec;
             if (std::filesystem::is_regular_file(candidate, ec)) {
-                m_settings.node_kubeconfig = candidate.string();
+                m_kubeconfig = candidate.string();
                 break;
             }
         }
     }
-    if (m_settings.node_name) {
-        m_node_name = *m_settings.node_name;
-        m_node_name_origin = "[kube] node_name";
-    } else if (auto named = certificate_node_name(node_kubeconfig())) {
-        m_node_name = std::move(*named);
-        m_node_name_origin = "the client certificate of " + node_kubeconfig();
-    } else {
-        m_node_name = host_name();
-        m_node_name_origin = "the hostname";
+    identify();
+}
+
+// Decision: the node name comes from the API server's view of the credential, so a setting or
+// a hostname can never make the agent report for a Node its credential is not confined to
+// (the policies in deploy/ would refuse it anyway; this refuses it before the node changes).
+// Only an API server that does not answer falls back, to what this node read before.
+void ClusterSource::identify() const {
+    m_identity_problem.clear();
+    if (m_kubeconfig.empty()) {
+        m_identity_problem = "[kube] has no kubeconfig and no kubelet kubeconfig was found; set "
+                             "kubeconfig to this node's credential";
+        return;
     }
-}
-
-const std::string& ClusterSource::agent_kubeconfig() const {
-    return m_settings.kubeconfig ? *m_settings.kubeconfig : *m_settings.node_kubeconfig;
-}
-
-const std::string& ClusterSource::node_kubeconfig() const {
-    return m_settings.node_kubeconfig ? *m_settings.node_kubeconfig : agent_kubeconfig();
+    auto client = Client::from_kubeconfig(m_kubeconfig);
+    if (!client) {
+        m_identity_problem = client.error().message();
+        return;
+    }
+    auto reviewed = review_self(*client);
+    if (reviewed && reviewed->node_name.empty()) {
+        m_identity_problem =
+            "the credential of " + m_kubeconfig + " is " + reviewed->username +
+            ", which is not confined to a Node: use a token of "
+            "shimkeeper-system/shimkeeper-node bound to this Node (kubectl -n shimkeeper-system "
+            "create token shimkeeper-node --bound-object-kind Node --bound-object-name <node>) "
+            "or the kubelet's kubeconfig";
+        return;
+    }
+    if (reviewed) {
+        if (m_settings.node_name && *m_settings.node_name != reviewed->node_name) {
+            m_identity_problem = "[kube] node_name is " + *m_settings.node_name +
+                                 " but the credential of " + m_kubeconfig + " is " + reviewed->how +
+                                 ": remove node_name or fix it";
+            return;
+        }
+        m_node_name = reviewed->node_name;
+        m_node_name_origin = reviewed->how + " (" + m_kubeconfig + ")";
+        return;
+    }
+    if (reviewed.error().code() != util::ErrorCode::network) {
+        m_identity_problem = reviewed.error().message();
+        return;
+    }
+    auto remembered = ClusterMemory(m_places.memory_file).load();
+    const std::string kept =
+        remembered && *remembered
+            ? (*remembered)->node.value(json::json_pointer("/metadata/name"), std::string())
+            : std::string();
+    if (!kept.empty() && (!m_settings.node_name || *m_settings.node_name == kept)) {
+        m_node_name = kept;
+        m_node_name_origin = "the last reading kept (the API server did not answer)";
+    } else if (m_settings.node_name) {
+        m_node_name = *m_settings.node_name;
+        m_node_name_origin = "[kube] node_name (not confirmed: the API server did not answer)";
+    } else {
+        m_identity_problem = reviewed.error().message();
+    }
 }
 
 util::Expected<ClusterSnapshot> ClusterSource::read_live() const {
@@ -103,16 +129,13 @@ util::Expected<ClusterSnapshot> ClusterSource::read_live() const {
         }
     }
     const std::string node = node_name();
-    Client node_client = TRY(Client::from_kubeconfig(node_kubeconfig()));
-    auto node_object = node_client.get(nodes_resource(), "", node);
+    Client client = TRY(Client::from_kubeconfig(m_kubeconfig));
+    auto node_object = client.get(nodes_resource(), "", node);
     if (!node_object) {
-        return std::unexpected(std::move(node_object.error())
-                                   .with_context("reading this node's Node " + node +
-                                                 " (set [kube] node_name if it is not " + node +
-                                                 ")"));
+        return std::unexpected(
+            std::move(node_object.error()).with_context("reading this node's Node " + node));
     }
-    Client agent = TRY(Client::from_kubeconfig(agent_kubeconfig()));
-    auto shims = agent.list(shims_resource(), "");
+    auto shims = client.list(shims_resource(), "");
     if (!shims) {
         return std::unexpected(std::move(shims.error()).with_context("listing Shims"));
     }
@@ -139,13 +162,19 @@ util::Expected<void> ClusterSource::check_machine(const ClusterSnapshot& view) c
                       "Node " + node_name() + " belongs to machine " + recorded +
                           " (its status.nodeInfo.machineID) but this host's " +
                           m_places.machine_id.string() + " says " + ours +
-                          ": refusing to act for another machine's Node; set [kube] node_name "
-                          "to this host's Node");
+                          ": refusing to act for another machine's Node; give this host its "
+                          "own Node's credential");
 }
 
 util::Expected<ClusterReading> ClusterSource::read() const {
     const ClusterMemory memory(m_places.memory_file);
     auto remembered = memory.load();
+    if (m_node_name.empty()) {
+        identify();
+        if (m_node_name.empty()) {
+            return util::fail(util::ErrorCode::invalid_input, "cluster: " + m_identity_problem);
+        }
+    }
     auto live = read_live();
     ClusterReading reading;
     if (live) {

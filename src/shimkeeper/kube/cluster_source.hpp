@@ -1,8 +1,8 @@
 // Cluster mode's desired-state source: the Shim objects that select this node. The node's own
-// Node is read for its labels (with the node's identity when [kube] node_kubeconfig is set,
-// else the agent's), every Shim with the agent's identity; each selecting Shim becomes a
-// ShimSpec through shim_object.hpp. A Shim being deleted is left out (so the node uninstalls it);
-// one that clashes with a file in shims.d/ yields to the file (spec::gather).
+// Node is read for its labels and every Shim, both with the node's one credential; each
+// selecting Shim becomes a ShimSpec through shim_object.hpp. A Shim being deleted is left out (so
+// the node uninstalls it); one that clashes with a file in shims.d/ yields to the file
+// (spec::gather).
 //
 // What may change the node, and what may not:
 //   - a selecting Shim that does not validate is an error: the node stays as it is, rather than
@@ -56,7 +56,7 @@ struct ClusterPlaces {
     std::filesystem::path memory_file; // <store>/state/cluster.json
     std::filesystem::path machine_id;  // <root>/etc/machine-id
     // Where a kubelet keeps its kubeconfig (host paths, first found wins): the node credential
-    // when [kube] node_kubeconfig is not set.
+    // when [kube] kubeconfig is not set.
     std::vector<std::filesystem::path> kubelet_kubeconfigs;
 };
 
@@ -79,25 +79,30 @@ public:
     void set_feed(const ClusterFeed* feed) { m_feed = feed; }
 
     const spec::KubeSettings& settings() const { return m_settings; }
-    const std::string& agent_kubeconfig() const;
-    // [kube] node_kubeconfig, else the kubelet's when there is one, else the agent's.
-    const std::string& node_kubeconfig() const;
-    // [kube] node_name, else the CN `system:node:<name>` of the node credential's client
-    // certificate (the name the Node authorizer knows it by), else this host's name lowercased
-    // (what the kubelet registers by default). Decided once, at construction.
+    // [kube] kubeconfig, else the kubelet's when there is one ("" when neither).
+    const std::string& kubeconfig() const { return m_kubeconfig; }
+    // The Node this agent acts for: the one its credential is confined to, as the API server
+    // says (self_identity.hpp); [kube] node_name may only repeat it. While the API server does
+    // not answer, the Node of the last reading kept, else [kube] node_name. Decided at
+    // construction; "" with identity_problem() set when it cannot be (then read() fails).
     const std::string& node_name() const { return m_node_name; }
-    // Where node_name() came from, for status: "[kube] node_name", "the client certificate of
-    // <kubeconfig>" or "the hostname".
+    // Where node_name() came from, for status.
     const std::string& node_name_origin() const { return m_node_name_origin; }
+    // Why there is no node name, or why the credential may not act for this node.
+    const std::string& identity_problem() const { return m_identity_problem; }
     const ClusterPlaces& places() const { return m_places; }
 
 private:
+    void identify() const;
     util::Expected<ClusterSnapshot> read_live() const;
     util::Expected<void> check_machine(const ClusterSnapshot& view) const;
 
     spec::KubeSettings m_settings;
-    std::string m_node_name;
-    std::string m_node_name_origin;
+    std::string m_kubeconfig;
+    // Decided at construction; asked again by read() while undecided (the API server was down).
+    mutable std::string m_node_name;
+    mutable std::string m_node_name_origin;
+    mutable std::string m_identity_problem;
     std::string m_arch;
     ClusterPlaces m_places;
     const ClusterFeed* m_feed = nullptr;

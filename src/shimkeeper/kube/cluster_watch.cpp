@@ -37,8 +37,11 @@ json shim_fingerprint(const json& shim) {
 
 util::Expected<std::unique_ptr<ClusterWatch>>
 ClusterWatch::create(CurlEventLoop& loop, const ClusterSource& source, util::Log log) {
-    Client agent = TRY(Client::from_kubeconfig(source.agent_kubeconfig()));
-    Client node = TRY(Client::from_kubeconfig(source.node_kubeconfig()));
+    if (source.node_name().empty()) {
+        return util::fail(util::ErrorCode::invalid_input, "cluster: " + source.identity_problem());
+    }
+    Client agent = TRY(Client::from_kubeconfig(source.kubeconfig()));
+    Client node = TRY(Client::from_kubeconfig(source.kubeconfig()));
     return std::unique_ptr<ClusterWatch>(
         new ClusterWatch(loop, std::move(agent), std::move(node), source.node_name(), log));
 }

@@ -305,6 +305,12 @@ void Coordinator::pass() {
     ++m_stats.passes;
     if (outcome.errors.empty()) {
         m_failures_in_row = 0;
+        // A holder that dies sends no event: look again when its slot runs out unrenewed.
+        if (const auto expiry = next_slot_expiry(m_slots.slots())) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(*expiry - Clock::now());
+            arm_pass(std::max(left, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
+        }
         return;
     }
     ++m_stats.failed_passes;

@@ -59,7 +59,7 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
     }
     if (m_leading()) {
         remove_orphans();
-        remove_orphan_slots();
+        reclaim_slots();
     }
     return m_outcome;
 }
@@ -229,31 +229,29 @@ json CoordinatorPass::with_rollout(const json& shim, const Rollup& rollup, json 
     return status;
 }
 
-void CoordinatorPass::remove_orphan_slots() {
+void CoordinatorPass::reclaim_slots() {
     if (!m_view->slots_synced) {
         return;
     }
+    const auto now = std::chrono::steady_clock::now();
     for (const SlotSeen& slot : m_view->slots) {
         const auto shim = m_view->shims.find(slot.lease.shim);
-        const bool alive = shim != m_view->shims.end() &&
-                           shim->second.value(json::json_pointer("/metadata/uid"), std::string()) ==
-                               slot.lease.uid;
-        // A live slot is never deleted: this view may simply not have the new Shim yet.
-        const bool live = slot.lease.failed.empty() && !slot.lease.holder.empty() &&
-                          std::chrono::steady_clock::now() - slot.seen <= slot.lease.duration;
-        if (alive || live) {
+        const auto why =
+            slot_reclaim_reason(slot, shim == m_view->shims.end() ? nullptr : &shim->second, now);
+        if (!why) {
             continue;
         }
+        // At the version judged: a holder's renewal in between makes this a 409, and it stays.
         auto gone = m_client.remove(leases_resource(), m_view->ns, slot.lease.name,
                                     slot.lease.resource_version);
         if (!gone && gone.error().code() != util::ErrorCode::not_found) {
-            failed("deleting rollout slot Lease " + slot.lease.name + " of a Shim that is gone",
-                   std::move(gone).error());
+            if (gone.error().code() != util::ErrorCode::conflict) {
+                failed("freeing rollout slot Lease " + slot.lease.name, std::move(gone).error());
+            }
             continue;
         }
         ++m_outcome.writes;
-        m_log.info("coordinator: deleted rollout slot Lease " + slot.lease.name + ": Shim " +
-                   slot.lease.shim + " is gone");
+        m_log.info("coordinator: freed rollout slot Lease " + slot.lease.name + ": " + *why);
     }
 }
 

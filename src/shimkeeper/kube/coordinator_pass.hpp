@@ -7,7 +7,9 @@
 //   - being deleted, with our finalizer, and no Node carrying its label or annotation: its
 //     RuntimeClass deleted (if ours), then the finalizer removed.
 // And a RuntimeClass of ours whose Shim is gone or now names another class is deleted, and so is
-// a rollout slot Lease whose Shim is gone (or was recreated: another uid).
+// a rollout slot Lease is freed (deleted) when its Shim is gone, it was released, it expired
+// unrenewed, or it failed for an older generation (slot_reclaim_reason): nodes never write a
+// Lease another node holds.
 // The status also carries the rollout (rollout_status.hpp): status.slots and RolloutHalted, with
 // a Warning Event when a rollout halts.
 // A failed write is reported and the pass goes on with the next Shim; the caller retries the
@@ -66,7 +68,7 @@ private:
     std::optional<Condition> ensure_runtime_class(const nlohmann::json& shim);
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
     void remove_orphans();
-    void remove_orphan_slots();
+    void reclaim_slots();
     nlohmann::json with_rollout(const nlohmann::json& shim, const Rollup& rollup,
                                 nlohmann::json status);
     bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);

@@ -26,7 +26,7 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
     if (fresh.empty()) {
         return;
     }
-    auto client = Client::from_kubeconfig(m_source.agent_kubeconfig());
+    auto client = Client::from_kubeconfig(m_source.kubeconfig());
     if (!client) {
         m_log.warning("no Events sent: " + client.error().message());
         return;
@@ -59,7 +59,7 @@ util::Expected<void> NodeReporter::publish(const NodeReport& report) {
     }
     warn_about_new_failures(report);
     const std::string node = m_source.node_name();
-    Client client = TRY(Client::from_kubeconfig(m_source.node_kubeconfig()));
+    Client client = TRY(Client::from_kubeconfig(m_source.kubeconfig()));
     auto patched = client.merge_patch(nodes_resource(), "", node, *patch);
     if (!patched) {
         return std::unexpected(

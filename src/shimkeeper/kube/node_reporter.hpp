@@ -1,8 +1,8 @@
 // Sends what a node says about its cluster shims (node_state.hpp) to its own Node: one merge
-// patch when something differs, none otherwise, with the node's own credential when
-// [kube] node_kubeconfig is set (NodeRestriction then keeps it to this Node), else the agent's
-// (held to shimkeeper's keys by deploy/'s admission policy). A shim newly failed or in conflict
-// also gets Warning Events on the Shim and on the Node, once per new reason, not per retry.
+// patch when something differs, none otherwise, with the node's credential (NodeRestriction or
+// deploy/'s admission policies keep it to this Node and shimkeeper's keys). A shim newly failed
+// or in conflict also gets Warning Events on the Shim and on the Node, once per new reason, not per
+// retry.
 #pragma once
 
 #include "shimkeeper/kube/cluster_source.hpp"

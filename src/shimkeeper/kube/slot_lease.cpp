@@ -2,6 +2,7 @@
 
 #include "shimkeeper/util/sha256.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace shimkeeper::kube {
@@ -32,10 +33,6 @@ int slot_index_of(const std::string& name) {
     const char* last = name.data() + name.size();
     auto [ptr, ec] = std::from_chars(first, last, index);
     return ec == std::errc() && ptr == last && first != last ? index : -1;
-}
-
-bool expired(const SlotSeen& slot, std::chrono::steady_clock::time_point now) {
-    return now - slot.seen > slot.lease.duration;
 }
 
 } // namespace
@@ -104,8 +101,7 @@ const SlotSeen* failed_slot(const std::vector<SlotSeen>& slots, const RolloutTar
 }
 
 SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target,
-                         const std::string& me, std::chrono::steady_clock::time_point now,
-                         unsigned start) {
+                         const std::string& me, unsigned start) {
     SlotDecision out;
     if (const SlotSeen* failed = failed_slot(slots, target)) {
         out.kind = SlotDecision::Kind::halted;
@@ -133,23 +129,12 @@ SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget
     for (int k = 0; k < count; ++k) {
         const int index = static_cast<int>((start + static_cast<unsigned>(k)) % count);
         const std::string name = slot_lease_name(target.shim, index);
-        const SlotSeen* seen = nullptr;
-        for (const SlotSeen& slot : slots) {
-            if (slot.lease.name == name) {
-                seen = &slot;
-            }
-        }
-        if (seen == nullptr) {
+        const auto seen =
+            std::ranges::find(slots, name, [](const SlotSeen& s) { return s.lease.name; });
+        if (seen == slots.end()) {
             return {SlotDecision::Kind::take, index, nullptr, {}};
         }
-        const SlotLease& lease = seen->lease;
-        const bool same_rollout = lease.uid == target.uid && lease.generation == target.generation;
-        const bool stale_failure = !lease.failed.empty() && !same_rollout;
-        if (lease.holder.empty() || stale_failure ||
-            (lease.failed.empty() && expired(*seen, now))) {
-            return {SlotDecision::Kind::take, index, seen, {}};
-        }
-        holders.push_back(lease.holder);
+        holders.push_back(seen->lease.holder.empty() ? "released" : seen->lease.holder);
     }
     out.kind = SlotDecision::Kind::wait;
     out.why = "waiting for a rollout slot of Shim/" + target.shim + " (" + std::to_string(count) +
@@ -157,8 +142,49 @@ SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget
     for (const auto& holder : holders) {
         out.why += " " + holder;
     }
-    out.why += ")";
+    out.why += "; a slot that expired or is stale is freed by the coordinator)";
     return out;
+}
+
+std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const json* shim,
+                                               std::chrono::steady_clock::time_point now) {
+    const SlotLease& lease = slot.lease;
+    const bool expired_here = now - slot.seen > lease.duration;
+    const bool live = lease.failed.empty() && !lease.holder.empty() && !expired_here;
+    const std::string uid =
+        shim != nullptr ? shim->value(json::json_pointer("/metadata/uid"), std::string()) : "";
+    if (shim == nullptr || uid != lease.uid) {
+        // A live slot is never deleted here: this view may simply not have the new Shim yet.
+        return live ? std::nullopt : std::optional<std::string>("Shim " + lease.shim + " is gone");
+    }
+    if (lease.holder.empty()) {
+        return "released";
+    }
+    if (!lease.failed.empty()) {
+        const long generation = shim->value(json::json_pointer("/metadata/generation"), 0L);
+        if (lease.generation != generation) {
+            return "failed at generation " + std::to_string(lease.generation) +
+                   ", the Shim is at " + std::to_string(generation);
+        }
+        return std::nullopt; // the halt stands until a new generation or an operator's delete
+    }
+    if (expired_here) {
+        return "holder " + lease.holder + " did not renew it within " +
+               std::to_string(lease.duration.count()) + " s";
+    }
+    return std::nullopt;
+}
+
+std::optional<std::chrono::steady_clock::time_point>
+next_slot_expiry(const std::vector<SlotSeen>& slots) {
+    std::optional<std::chrono::steady_clock::time_point> next;
+    for (const SlotSeen& slot : slots) {
+        if (!slot.lease.holder.empty() && slot.lease.failed.empty()) {
+            const auto expiry = slot.seen + slot.lease.duration;
+            next = next ? std::min(*next, expiry) : expiry;
+        }
+    }
+    return next;
 }
 
 } // namespace shimkeeper::kube

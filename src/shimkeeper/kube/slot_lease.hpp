@@ -69,7 +69,8 @@ struct SlotSeen {
 struct SlotDecision {
     enum class Kind {
         hold,   // this node holds slot `index` for this generation already
-        take,   // try slot `index`: create it (existing == nullptr) or take `existing` over
+        take,   // try slot `index`: create it (existing == nullptr) or move this node's own
+                // `existing` slot to the target's generation
         halted, // a slot of this generation failed: nobody takes one
         wait,   // every slot busy
     } kind = Kind::wait;
@@ -79,11 +80,25 @@ struct SlotDecision {
 };
 
 // The decision of node `me` for `target` over the slots it has seen (any Shim's; others are
-// ignored). Free: absent, released, expired (and not failed), or failed for another generation
-// or another Shim of the same name. `start` spreads nodes over the free slots.
+// ignored). Decision (issue 21): a node only ever creates an absent slot or writes its own; a
+// slot another node holds, even expired, released or failed for an older generation, is
+// reclaimed (deleted) by the coordinator, so no node's credential needs the right to write a
+// Lease that another node holds (deploy/'s policies refuse it). `start` spreads nodes over the
+// absent slots.
 SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target,
-                         const std::string& me, std::chrono::steady_clock::time_point now,
-                         unsigned start);
+                         const std::string& me, unsigned start);
+
+// Why the coordinator deletes this slot Lease, nullopt to keep it. `shim` is the Shim it names
+// as the coordinator sees it (nullptr: none of that name). Reclaimed: a slot released (no holder),
+// expired (not renewed within its duration, judged by when the coordinator saw this version),
+// failed for another generation or uid than the Shim's current one, or of a Shim that is gone
+// (unless still live: the view may not have a new Shim yet).
+std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const nlohmann::json* shim,
+                                               std::chrono::steady_clock::time_point now);
+
+// When the first live, unfailed slot of `slots` expires unrenewed (the coordinator's next look).
+std::optional<std::chrono::steady_clock::time_point>
+next_slot_expiry(const std::vector<SlotSeen>& slots);
 
 // The failed slot of `target`'s generation, if any.
 const SlotSeen* failed_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target);

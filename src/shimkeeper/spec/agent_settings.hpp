@@ -49,9 +49,10 @@ struct FetchSettings {
 
 // [kube]: cluster mode. Absent: file mode only, nothing talks to a cluster.
 struct KubeSettings {
-    std::optional<std::string> kubeconfig;      // the agent's identity (Shims, Leases, Events)
-    std::optional<std::string> node_kubeconfig; // the node's own identity, for its own Node
-    std::optional<std::string> node_name;       // default: the hostname, lowercased
+    // The node's credential, for everything the agent does in the cluster; default the
+    // kubelet's kubeconfig. The Node it speaks for is the API server's answer (self_identity).
+    std::optional<std::string> kubeconfig;
+    std::optional<std::string> node_name; // may only repeat the credential's node name
     std::string namespace_name = "shimkeeper-system";
 };
 

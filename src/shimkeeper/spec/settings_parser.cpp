@@ -142,14 +142,18 @@ util::Expected<void> parse_fetch_settings(const TableReader& table, FetchSetting
 }
 
 util::Expected<void> parse_kube(const TableReader& table, std::optional<KubeSettings>& out) {
-    TRY(table.only_keys({"kubeconfig", "node_kubeconfig", "node_name", "namespace"}));
+    if (table.has("node_kubeconfig")) {
+        // The agent has one identity now, its Node's: a second, shared credential for Shims,
+        // Leases and Events was a key to every node (README, "Moving from shimkeeper-agent").
+        return table.fail_key("node_kubeconfig",
+                              "is no longer read: the agent uses one node credential. Point "
+                              "kubeconfig at it (a token of shimkeeper-system/shimkeeper-node "
+                              "bound to this Node, or the kubelet's kubeconfig) and remove "
+                              "node_kubeconfig");
+    }
+    TRY(table.only_keys({"kubeconfig", "node_name", "namespace"}));
     KubeSettings kube;
     kube.kubeconfig = TRY(read_absolute_path(table, "kubeconfig"));
-    kube.node_kubeconfig = TRY(read_absolute_path(table, "node_kubeconfig"));
-    if (!kube.kubeconfig && !kube.node_kubeconfig) {
-        return fail_at(table.where(), "[kube] needs kubeconfig = \"/etc/shimkeeper/kubeconfig\" "
-                                      "(the agent's identity), node_kubeconfig, or both");
-    }
     if (auto name = TRY(table.string("node_name"))) {
         if (!is_valid_node_name(*name)) {
             return table.fail_key("node_name", "is \"" + *name +
