@@ -20,6 +20,7 @@ util::Expected<std::unique_ptr<ClusterWatches>> ClusterWatches::start(const Glob
 
     const kube::ClusterSource& source = *ctx->cluster;
     out->m_node_name = source.node_name();
+    out->m_node_name_origin = source.node_name_origin();
     out->m_namespace = source.settings().namespace_name;
     out->m_lease_client =
         std::make_unique<kube::Client>(TRY(kube::Client::from_kubeconfig(source.kubeconfig())));

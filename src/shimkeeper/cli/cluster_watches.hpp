@@ -33,6 +33,9 @@ public:
 
     daemon::ChangeSource change_source();
     const kube::ClusterFeed* feed() const { return m_watch.get(); }
+    // The Node the watches were set up for, and where that name came from.
+    const std::string& node_name() const { return m_node_name; }
+    const std::string& node_name_origin() const { return m_node_name_origin; }
     // The rollout slots as the Lease watch holds them.
     const kube::SlotBoard& slots() const { return m_slots; }
     // The Shims the last reconcile could not take a slot for: one of their slots going or being
@@ -62,6 +65,7 @@ private:
     std::string m_last_problem;
     std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting;
     std::string m_node_name;
+    std::string m_node_name_origin;
     std::string m_namespace;
     ClaimedSlots m_claimed;
     kube::SdSource m_wake_timer;

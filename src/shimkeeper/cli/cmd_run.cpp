@@ -35,6 +35,7 @@ daemon::ReconcileOutcome on_node(const GlobalOptions& options, ClusterWatches* w
     }
     if (ctx->cluster && watches != nullptr) {
         ctx->cluster->set_feed(watches->feed());
+        ctx->cluster->assume_identity(watches->node_name(), watches->node_name_origin());
     }
     // Held for this attempt only: a manual apply waits at most one reconcile, never an idle loop.
     auto lock = lock_node(*ctx, "shimkeeper run", daemon::watchdog_keepalive);

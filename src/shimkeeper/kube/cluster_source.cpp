@@ -62,7 +62,13 @@ ClusterSource::ClusterSource(spec::KubeSettings settings, std::string arch, Clus
             }
         }
     }
-    identify();
+}
+
+void ClusterSource::assume_identity(std::string node_name, std::string origin) {
+    m_node_name = std::move(node_name);
+    m_node_name_origin = std::move(origin);
+    m_identity_problem.clear();
+    m_identified = !m_node_name.empty();
 }
 
 // Decision: the node name comes from the API server's view of the credential, so a setting or
@@ -70,6 +76,7 @@ ClusterSource::ClusterSource(spec::KubeSettings settings, std::string arch, Clus
 // (the policies in deploy/ would refuse it anyway; this refuses it before the node changes).
 // Only an API server that does not answer falls back, to what this node read before.
 void ClusterSource::identify() const {
+    m_identified = true;
     m_identity_problem.clear();
     if (m_kubeconfig.empty()) {
         m_identity_problem = "[kube] has no kubeconfig and no kubelet kubeconfig was found; set "
@@ -169,7 +176,7 @@ util::Expected<void> ClusterSource::check_machine(const ClusterSnapshot& view) c
 util::Expected<ClusterReading> ClusterSource::read() const {
     const ClusterMemory memory(m_places.memory_file);
     auto remembered = memory.load();
-    if (m_node_name.empty()) {
+    if (!m_identified || m_node_name.empty()) {
         identify();
         if (m_node_name.empty()) {
             return util::fail(util::ErrorCode::invalid_input, "cluster: " + m_identity_problem);

@@ -83,16 +83,34 @@ public:
     const std::string& kubeconfig() const { return m_kubeconfig; }
     // The Node this agent acts for: the one its credential is confined to, as the API server
     // says (self_identity.hpp); [kube] node_name may only repeat it. While the API server does
-    // not answer, the Node of the last reading kept, else [kube] node_name. Decided at
-    // construction; "" with identity_problem() set when it cannot be (then read() fails).
-    const std::string& node_name() const { return m_node_name; }
+    // not answer, the Node of the last reading kept, else [kube] node_name. Decided at its
+    // first use (one request); "" with identity_problem() set when it cannot be (then read()
+    // fails and asks again).
+    const std::string& node_name() const {
+        identify_once();
+        return m_node_name;
+    }
     // Where node_name() came from, for status.
-    const std::string& node_name_origin() const { return m_node_name_origin; }
+    const std::string& node_name_origin() const {
+        identify_once();
+        return m_node_name_origin;
+    }
     // Why there is no node name, or why the credential may not act for this node.
-    const std::string& identity_problem() const { return m_identity_problem; }
+    const std::string& identity_problem() const {
+        identify_once();
+        return m_identity_problem;
+    }
+    // The identity a long-lived caller already established (the daemon's watches, at start), so
+    // that a reconcile does not ask the API server again; [kube] is read once per daemon start.
+    void assume_identity(std::string node_name, std::string origin);
     const ClusterPlaces& places() const { return m_places; }
 
 private:
+    void identify_once() const {
+        if (!m_identified) {
+            identify();
+        }
+    }
     void identify() const;
     util::Expected<ClusterSnapshot> read_live() const;
     util::Expected<void> check_machine(const ClusterSnapshot& view) const;
@@ -103,6 +121,7 @@ private:
     mutable std::string m_node_name;
     mutable std::string m_node_name_origin;
     mutable std::string m_identity_problem;
+    mutable bool m_identified = false;
     std::string m_arch;
     ClusterPlaces m_places;
     const ClusterFeed* m_feed = nullptr;
