@@ -122,7 +122,7 @@ expect_output_contains "is system:serviceaccount:shimkeeper-system:shimkeeper-co
 cp "$T/named.toml" "$ROOT/etc/shimkeeper/shimkeeper.toml"
 
 # The API server unreachable: the Shims last read stand in; the node stays as it is.
-sed "s#server: .*#server: https://127.0.0.1:1#" "$node_a_kubeconfig" >"$T/dead.kubeconfig"
+sed -E "s#server: https://[^,} ]+#server: https://127.0.0.1:1#" "$node_a_kubeconfig" >"$T/dead.kubeconfig"
 sed -i "s#^kubeconfig = .*#kubeconfig = \"$T/dead.kubeconfig\"#" "$ROOT/etc/shimkeeper/shimkeeper.toml"
 before="$(tree_digest "$ROOT/etc")$(tree_digest "$ROOT/var/lib/shimkeeper/bin")"
 expect_exit 0 sk apply --no-restart

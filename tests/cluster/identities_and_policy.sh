@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
-# Issue 7: the Kubernetes facts cluster mode is built on, checked against the real apiserver with
-# deploy/ applied, both as `kubectl auth can-i` answers and as real requests:
-#   - a node identity (system:node:<name>) may set shim.containerd.x-k8s.io/ labels on its own
-#     Node (NodeRestriction allows the key), not on another Node, not kubernetes.io/ keys; it may
-#     watch its own Node by field selector but read no other, and may not read Shims (the Node
-#     authorizer knows nothing of custom resources);
-#   - the agent identity may list and watch Shims, write their status, take Leases in
-#     shimkeeper-system only, create RuntimeClasses, and may not create Pods; its requests are
-#     classified by deploy/'s FlowSchema;
-#   - the admission policy holds the agent to the shim.containerd.x-k8s.io/ labels and
-#     annotations of a Node (no other label, no cordon, no taint) and to a Shim's finalizers.
+# Issue 21 (identities and policy): deploy/'s RBAC and ValidatingAdmissionPolicies, attacked
+# through the real kube-apiserver (Node,RBAC authorization, NodeRestriction on). A node's
+# credential must change nothing but its own Node's shim keys, its own slot Lease and Events
+# about itself or a Shim; the coordinator nothing but Shim finalizers and status, shimkeeper's
+# own RuntimeClasses and its election Lease (and it may reclaim any slot). Every attack below is
+# made as a node-bound token of ServiceAccount shimkeeper-node for node-a and again as node-a's
+# kubelet-style identity (system:node:node-a), and must be refused: a 403 whose message says who
+# refused it (RBAC, the Node authorizer, NodeRestriction or our policy), with the object
+# unchanged afterwards. Then what each identity must still do succeeds. One control plane, no
+# agents: only the API server decides here.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 kube_require_peers
+command -v jq >/dev/null || kube_skip "jq is not installed"
 kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
-
-k_label=shim.containerd.x-k8s.io/demo
 
 pass() { echo "ok: $*"; }
 fail() {
@@ -23,173 +21,443 @@ fail() {
     exit 1
 }
 
-# can_i IDENTITY VERB RESOURCE [ARGS...]: the first word of `auth can-i`'s answer, "yes" or "no"
-# (a "no" may go on with the authorizer's reason).
-can_i() {
-    local identity=$1 answer
-    shift
-    answer=$(kube_as "$identity" auth can-i "$@" 2>/dev/null) || true
-    answer=${answer%%$'\n'*}
-    echo "${answer%% *}"
-}
-can() {
-    [[ $(can_i "$@") == yes ]] || fail "$1 cannot ${*:2} (auth can-i did not say yes)"
-    pass "$1 can ${*:2}"
-}
-cannot() {
-    [[ $(can_i "$@") == no ]] || fail "$1 can ${*:2} (auth can-i did not say no)"
-    pass "$1 cannot ${*:2}"
+# state OBJECT: OBJECT ([NAMESPACE/]RESOURCE/NAME) as the admin sees it: its resourceVersion,
+# or "absent" ("-": no object, for a read). A refused write must leave it as it was.
+state() {
+    local object=$1 args=()
+    [[ $object != - ]] || return 0
+    if [[ $object == */*/* ]]; then
+        args=(-n "${object%%/*}")
+        object=${object#*/}
+    fi
+    kube_admin get "${args[@]}" "$object" -o jsonpath='{.metadata.resourceVersion}' 2>/dev/null ||
+        echo absent
 }
 
-# allowed IDENTITY WHAT KUBECTL-ARGS...: the real request succeeds.
+one_line() {
+    local text=${1//$'\n'/ }
+    echo "${text:0:240}"
+}
+
+# refused IDENTITY WHAT OBJECT EXPECTED KUBECTL-ARGS...: kubectl fails with the server's 403
+# (Forbidden), its message holds EXPECTED, and OBJECT did not change.
+refused() {
+    local identity=$1 what=$2 object=$3 expected=$4 before out
+    shift 4
+    before=$(state "$object")
+    if out=$(kube_as "$identity" "$@" 2>&1); then
+        fail "$identity: $what was allowed: $out"
+    fi
+    grep -qF 'Error from server (Forbidden)' <<<"$out" ||
+        fail "$identity: $what failed, but not with a 403 from the server: $out"
+    grep -qF -- "$expected" <<<"$out" || fail "$identity: $what was refused without \"$expected\": $out"
+    [[ $(state "$object") == "$before" ]] || fail "$identity: $what changed $object"
+    pass "$identity: $what is refused: $(one_line "$out")"
+}
+
+# refused_raw IDENTITY WHAT OBJECT EXPECTED METHOD PATH [CURL-ARGS...]: the same with one raw
+# request, for what kubectl would precede with a GET the identity may not make.
+refused_raw() {
+    local identity=$1 what=$2 object=$3 expected=$4 before out message
+    shift 4
+    before=$(state "$object")
+    out=$(kube_curl "$identity" "$@")
+    [[ $(tail -n 1 <<<"$out") == 403 ]] || fail "$identity: $what was not refused with 403: $out"
+    message=$(sed '$d' <<<"$out" | jq -r .message)
+    grep -qF -- "$expected" <<<"$message" ||
+        fail "$identity: $what was refused without \"$expected\": $message"
+    [[ $(state "$object") == "$before" ]] || fail "$identity: $what changed $object"
+    pass "$identity: $what is refused (403): $(one_line "$message")"
+}
+
+# refused_patch IDENTITY WHAT OBJECT EXPECTED API-PATH MERGE-PATCH, refused_delete IDENTITY WHAT
+# OBJECT EXPECTED API-PATH: one raw PATCH or DELETE refused (kubectl patch and delete GET first).
+refused_patch() {
+    refused_raw "$1" "$2" "$3" "$4" PATCH "$5" -H 'Content-Type: application/merge-patch+json' -d "$6"
+}
+refused_delete() {
+    refused_raw "$1" "$2" "$3" "$4" DELETE "$5"
+}
+refused_node_patch() { # IDENTITY WHAT NODE EXPECTED MERGE-PATCH
+    refused_patch "$1" "$2" "node/$3" "$4" "/api/v1/nodes/$3" "$5"
+}
+
+# allowed IDENTITY WHAT KUBECTL-ARGS...: the request succeeds.
 allowed() {
     local identity=$1 what=$2 out
     shift 2
     out=$(kube_as "$identity" "$@" 2>&1) || fail "$identity: $what was refused: $out"
     pass "$identity: $what"
 }
-# refused IDENTITY WHAT EXPECTED KUBECTL-ARGS...: the real request fails saying EXPECTED.
-refused() {
-    local identity=$1 what=$2 expected=$3 out
-    shift 3
-    if out=$(kube_as "$identity" "$@" 2>&1); then
-        fail "$identity: $what was allowed"
-    fi
-    grep -qF -- "$expected" <<<"$out" || fail "$identity: $what failed without \"$expected\": $out"
-    pass "$identity: $what is refused: ${out//$'\n'/ }"
+
+lease() { # NAME HOLDER
+    cat <<YAML
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $1, namespace: shimkeeper-system}
+spec: {holderIdentity: "$2", leaseDurationSeconds: 15}
+YAML
 }
 
-label_of() {
-    kube_admin get node "$1" -o "go-template={{index .metadata.labels \"$2\"}}"
+now() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
+
+# event NAME NAMESPACE REGARDING [RELATED]: an events.k8s.io/v1 Event as the agent writes it;
+# REGARDING and RELATED are flow mappings ({apiVersion: v1, kind: Node, name: node-a}).
+event() {
+    cat <<YAML
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: $1, namespace: $2}
+eventTime: "$(now)"
+reportingController: containerd.x-k8s.io/shimkeeper
+reportingInstance: node-a
+action: Install
+reason: Installed
+type: Normal
+note: probe
+regarding: $3
+${4:+related: $4}
+YAML
 }
 
-kube_create_node node-a wasm=true
-kube_create_node node-b wasm=true
-
-echo "--- a node identity and NodeRestriction"
-can node-a patch nodes/node-a
-allowed node-a "label its own Node $k_label=true" label node node-a "$k_label=true"
-[[ $(label_of node-a "$k_label") == true ]] || fail "node-a does not carry $k_label=true"
-allowed node-a "annotate its own Node" annotate node node-a "$k_label={\"state\":\"installed\"}"
-# A raw PATCH, not `kubectl label`: kubectl reads the Node first, which the Node authorizer
-# refuses for another node's object, so NodeRestriction would never be asked.
-response=$(kube_curl node-a PATCH /api/v1/nodes/node-b \
-    -H 'Content-Type: application/merge-patch+json' \
-    -d "{\"metadata\": {\"labels\": {\"$k_label\": \"true\"}}}")
-[[ $(tail -n 1 <<<"$response") == 403 ]] || fail "node-a patching node-b got: $response"
-grep -qF 'is not allowed to modify node' <<<"$response" ||
-    fail "node-a patching node-b was refused, but not by NodeRestriction: $response"
-pass "node-a: patch another Node is refused by NodeRestriction (403)"
-[[ $(label_of node-b "$k_label") == "<no value>" ]] || fail "node-a's label reached node-b"
-refused node-a "set a kubernetes.io label on itself" "is not allowed to modify labels" \
-    label node node-a node-role.kubernetes.io/worker=true
-# The node worker's watch of its own Node, as the design has it, is what the Node authorizer
-# allows: by field selector on its name; not all Nodes, not another Node.
-watch=$(kube_as node-a get --raw \
-    '/api/v1/nodes?fieldSelector=metadata.name%3Dnode-a&watch=true&timeoutSeconds=1') ||
-    fail "node-a cannot watch its own Node by field selector"
-grep -q '"type":"ADDED","object":{"kind":"Node"' <<<"$watch" ||
-    fail "node-a's watch of its own Node did not deliver it: ${watch:0:300}"
-pass "node-a: watch its own Node by field selector"
-refused node-a "list all Nodes" "only its own Node object" get nodes
-refused node-a "read another Node" "only its own Node object" get node node-b
-cannot node-a list shims.containerd.x-k8s.io
-refused node-a "list Shims" "Forbidden" get shims
-cannot node-a create leases.coordination.k8s.io -n shimkeeper-system
-
-echo "--- the agent identity and deploy/'s RBAC"
-can agent list shims.containerd.x-k8s.io
-can agent watch shims.containerd.x-k8s.io
-can agent patch shims.containerd.x-k8s.io --subresource status
-allowed agent "list Shims" get shims
-# A real watch: the server ends it after a second, answering 200 with the (empty) event stream.
-allowed agent "watch Shims" get --raw \
-    '/apis/containerd.x-k8s.io/v1alpha1/shims?watch=true&timeoutSeconds=1'
-can agent create leases.coordination.k8s.io -n shimkeeper-system
-cannot agent create leases.coordination.k8s.io -n default
-cannot agent create leases.coordination.k8s.io -n kube-node-lease
-lease() {
-    printf 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: demo-slot-0, namespace: %s}\nspec: {holderIdentity: node-a, leaseDurationSeconds: 15}\n' "$1"
+# core_event NAME NAMESPACE INVOLVED: the same through the core/v1 API.
+core_event() {
+    cat <<YAML
+apiVersion: v1
+kind: Event
+metadata: {name: $1, namespace: $2}
+involvedObject: $3
+reason: Installed
+message: probe
+type: Normal
+source: {component: shimkeeper}
+YAML
 }
-allowed agent "create a slot Lease in shimkeeper-system" create -f <(lease shimkeeper-system)
-allowed agent "delete its slot Lease" -n shimkeeper-system delete lease demo-slot-0
-refused agent "create a Lease in default" "Forbidden" create -f <(lease default)
-refused agent "create a Lease in kube-node-lease" "Forbidden" create -f <(lease kube-node-lease)
-cannot agent create pods -n default
-refused agent "create a Pod" "Forbidden" -n default run probe --image=registry.invalid/probe:1 \
-    --restart=Never
-can agent create runtimeclasses.node.k8s.io
-allowed agent "create a RuntimeClass" create -f - <<'YAML'
+
+runtime_class() { # NAME [LABELS-FLOW-MAPPING]
+    local labels=${2:-"{}"}
+    cat <<YAML
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass
-metadata: {name: wasmtime-demo}
+metadata: {name: $1, labels: $labels}
 handler: demo
-scheduling: {nodeSelector: {shim.containerd.x-k8s.io/demo: "true"}}
-YAML
-can agent create events -n default
-can agent create events.events.k8s.io -n default
-cannot agent delete nodes/node-b
-cannot agent create nodes
-
-# API Priority and Fairness names the FlowSchema that classified a request in a response header.
-headers=$KUBE_DIR/agent-headers
-kube_curl agent GET /apis/containerd.x-k8s.io/v1alpha1/shims -D "$headers" -o /dev/null >/dev/null
-flow_uid=$(kube_admin get flowschema shimkeeper-agent -o jsonpath='{.metadata.uid}')
-grep -qi "^X-Kubernetes-PF-FlowSchema-UID: $flow_uid" "$headers" ||
-    fail "the agent's request was not classified by FlowSchema shimkeeper-agent ($flow_uid): $(cat "$headers")"
-pass "agent: its requests are classified by FlowSchema shimkeeper-agent (workload-high)"
-
-echo "--- the admission policy on Nodes and Shims"
-# The apiserver compiles a new ValidatingAdmissionPolicy and starts enforcing it a moment after
-# it is created: wait until a server-side dry run of a forbidden change is refused.
-policy_enforced() {
-    ! kube_as agent label node node-b probe=1 --dry-run=server >/dev/null 2>&1
-}
-kube_wait_for 60 policy_enforced || fail "the agent's Node policy never started refusing"
-allowed agent "label a Node $k_label=true" label node node-b "$k_label=true"
-[[ $(label_of node-b "$k_label") == true ]] || fail "node-b does not carry $k_label=true"
-allowed agent "annotate a Node with its shim state" annotate --overwrite node node-b \
-    "$k_label={\"state\":\"installed\",\"generation\":1}"
-allowed agent "remove the shim label" label node node-b "$k_label-"
-k_policy_msg="shimkeeper's agent may change only"
-refused agent "set another label" "$k_policy_msg the labels" label --overwrite node node-b wasm=false
-[[ $(label_of node-b wasm) == true ]] || fail "the agent changed node-b's wasm label"
-refused agent "remove another label" "$k_policy_msg the labels" label node node-b wasm-
-refused agent "set another annotation" "$k_policy_msg the annotations" \
-    annotate node node-b example.org/owner=agent
-# The request `kubectl cordon` makes; cordon itself exits 0 even when the server refuses it.
-refused agent "cordon a Node (spec.unschedulable)" "may not change a Node's spec" \
-    patch node node-b --type merge -p '{"spec": {"unschedulable": true}}'
-[[ $(kube_admin get node node-b -o jsonpath='{.spec.unschedulable}') != true ]] ||
-    fail "node-b was cordoned"
-refused agent "taint a Node" "may not change a Node's spec" taint node node-b demo=x:NoSchedule
-# The policy binds the agent only: the admin and the node itself are not held by it.
-allowed admin "cordon a Node" patch node node-b --type merge -p '{"spec": {"unschedulable": true}}'
-
-shim() {
-    cat <<'YAML'
-apiVersion: containerd.x-k8s.io/v1alpha1
-kind: Shim
-metadata: {name: demo}
-spec:
-  runtimeType: io.containerd.demo.v2
-  fetchStrategy:
-    type: anonymousHttp
-    anonHttp:
-      location: https://artifacts.example.org/demo.tar.gz
-      sha256: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 YAML
 }
-kube_admin apply -f <(shim) >/dev/null
-shim_policy_enforced() {
-    ! kube_as agent label shim demo probe=1 --dry-run=server >/dev/null 2>&1
+
+k_shim_label=shim.containerd.x-k8s.io/x
+rc_path=/apis/node.k8s.io/v1/runtimeclasses
+shim_path=/apis/containerd.x-k8s.io/v1alpha1/shims/demo
+lease_path=/apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases
+k_marker='{app.kubernetes.io/managed-by: shimkeeper}'
+node_a='{apiVersion: v1, kind: Node, name: node-a}'
+node_b='{apiVersion: v1, kind: Node, name: node-b}'
+shim_ref='{apiVersion: containerd.x-k8s.io/v1alpha1, kind: Shim, name: demo}'
+
+echo "--- setup (admin)"
+kube_create_node node-a wasm=true
+kube_create_node node-b wasm=true
+kube_node_token_kubeconfig node-a >/dev/null
+kube_node_token_kubeconfig node-b >/dev/null
+kube_token_kubeconfig unbound \
+    "$(kube_admin -n shimkeeper-system create token shimkeeper-node --duration 1h)" >/dev/null
+[[ $(stat -c %a "$KUBE_DIR/tokens/node-a") == 600 ]] || fail "the node-a token file is not 0600"
+extra=$(kube_as node-a-bound auth whoami -o json)
+[[ $(jq -r '.status.userInfo.username' <<<"$extra") == \
+    system:serviceaccount:shimkeeper-system:shimkeeper-node &&
+    $(jq -r '.status.userInfo.extra["authentication.kubernetes.io/node-name"] | join(",")' \
+        <<<"$extra") == node-a ]] ||
+    fail "the bound token does not carry node-name node-a: $extra"
+pass "node-a-bound: a shimkeeper-node token whose user extra authentication.kubernetes.io/node-name is [node-a]"
+[[ $(kube_as unbound auth whoami -o json |
+    jq -r '.status.userInfo.extra["authentication.kubernetes.io/node-name"] // [] | length') == 0 ]] ||
+    fail "the unbound token carries a node name"
+pass "unbound: a shimkeeper-node token without a node name"
+
+kube_shim_yaml demo https://artifacts.example.org/demo.tar.gz \
+    0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef | kube_admin apply -f - >/dev/null
+kube_admin patch shim demo --type merge \
+    -p '{"metadata": {"finalizers": ["example.org/protect"]}}' >/dev/null
+kube_admin create -f <(runtime_class foreign) >/dev/null
+# node-b's own slot, taken with node-b's token (which shows that token works, too).
+kube_as node-b-bound create -f <(lease x-slot-1 node-b) >/dev/null ||
+    fail "node-b's token could not take its own slot"
+pass "node-b-bound: take its own slot x-slot-1"
+
+# A ValidatingAdmissionPolicy is enforced a moment after it is created. Each probe below is
+# allowed by RBAC, so only its policy can refuse it (a server-side dry run writes nothing).
+probe_refused() {
+    ! kube_as "$@" --dry-run=server >/dev/null 2>&1
 }
-kube_wait_for 60 shim_policy_enforced || fail "the agent's Shim policy never started refusing"
-allowed agent "add its finalizer to a Shim" patch shim demo --type merge \
-    -p '{"metadata": {"finalizers": ["containerd.x-k8s.io/cleanup"]}}'
-refused agent "change a Shim's spec" "may change only the finalizers of a Shim" \
-    patch shim demo --type merge -p '{"spec": {"handler": "other"}}'
-allowed agent "write a Shim's status" patch shim demo --subresource status --type merge \
+lease probe-slot-0 node-b >"$KUBE_DIR/probe-lease.yaml"
+event probe default "$node_b" >"$KUBE_DIR/probe-event.yaml"
+runtime_class probe >"$KUBE_DIR/probe-rc.yaml"
+for probe in \
+    "node-a-bound label node node-b $k_shim_label=probe" \
+    "node-a-bound create -f $KUBE_DIR/probe-lease.yaml" \
+    "node-a-bound create -f $KUBE_DIR/probe-event.yaml" \
+    "coordinator label shim demo probe=1" \
+    "coordinator create -f $KUBE_DIR/probe-rc.yaml" \
+    "coordinator create -f $KUBE_DIR/probe-lease.yaml"; do
+    # shellcheck disable=SC2086 # the probe is a word list
+    kube_wait_for 60 probe_refused $probe || fail "no policy started refusing: $probe"
+done
+pass "every policy is enforced"
+
+echo "--- a node's attacks, as node-a's bound token and as node-a's kubelet identity"
+for who in node-a-bound node-a; do
+    if [[ $who == node-a-bound ]]; then
+        # Our policy refuses; the messages are deploy/40-admission-policies.yaml's.
+        m_node="may only patch its own Node"
+        m_slot_holder="may take a slot only for itself"
+        m_renew="may renew only a slot it holds"
+        m_release="may release only a slot it holds"
+        m_not_slot="may write only rollout slot Leases"
+        m_forbidden="cannot"
+    else
+        # NodeRestriction and the Node authorizer refuse before our policies are asked.
+        m_node="is not allowed to modify node \"node-b\""
+        m_slot_holder="kube-node-lease"
+        m_renew="kube-node-lease"
+        m_release="kube-node-lease"
+        m_not_slot="kube-node-lease"
+        m_forbidden="cannot"
+    fi
+    # Raw PATCHes: for the kubelet identity kubectl would first GET node-b, which the Node
+    # authorizer refuses before admission is ever asked.
+    refused_node_patch "$who" "label node-b $k_shim_label" node-b "$m_node" \
+        "{\"metadata\": {\"labels\": {\"$k_shim_label\": \"true\"}}}"
+    refused_node_patch "$who" "annotate node-b $k_shim_label" node-b "$m_node" \
+        "{\"metadata\": {\"annotations\": {\"$k_shim_label\": \"{}\"}}}"
+
+    refused "$who" "create a RuntimeClass (even a marked one)" runtimeclass/stolen \
+        "$m_forbidden create resource \"runtimeclasses\"" \
+        create -f <(runtime_class stolen "$k_marker")
+    refused_patch "$who" "patch a RuntimeClass" runtimeclass/foreign \
+        "$m_forbidden patch resource \"runtimeclasses\"" "$rc_path/foreign" \
+        '{"metadata": {"labels": {"x": "y"}}}'
+    refused_delete "$who" "delete a RuntimeClass" runtimeclass/foreign \
+        "$m_forbidden delete resource \"runtimeclasses\"" "$rc_path/foreign"
+
+    refused "$who" "create slot x-slot-0 held by node-b" shimkeeper-system/lease/x-slot-0 \
+        "$m_slot_holder" create -f <(lease x-slot-0 node-b)
+    refused_patch "$who" "renew node-b's slot" shimkeeper-system/lease/x-slot-1 "$m_renew" \
+        "$lease_path/x-slot-1" "{\"spec\": {\"renewTime\": \"$(now)\"}}"
+    refused_patch "$who" "take over node-b's slot (holderIdentity node-a)" \
+        shimkeeper-system/lease/x-slot-1 "$m_renew" "$lease_path/x-slot-1" \
+        '{"spec": {"holderIdentity": "node-a"}}'
+    refused_delete "$who" "release node-b's slot" shimkeeper-system/lease/x-slot-1 "$m_release" \
+        "$lease_path/x-slot-1"
+    refused "$who" "create the coordinator Lease" shimkeeper-system/lease/shimkeeper-coordinator \
+        "$m_not_slot" create -f <(lease shimkeeper-coordinator node-a)
+
+    refused_patch "$who" "write a Shim's status" shim/demo \
+        "$m_forbidden patch resource \"shims/status\"" "$shim_path/status" \
+        '{"status": {"observedGeneration": 9}}'
+    refused_patch "$who" "add an ownerReference to a Shim" shim/demo \
+        "$m_forbidden patch resource \"shims\"" "$shim_path" \
+        '{"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-a",
+          "uid": "00000000-0000-0000-0000-000000000001"}]}}'
+    refused_patch "$who" "remove a Shim's finalizers" shim/demo \
+        "$m_forbidden patch resource \"shims\"" "$shim_path" '{"metadata": {"finalizers": null}}'
+    refused_patch "$who" "change a Shim's spec" shim/demo \
+        "$m_forbidden patch resource \"shims\"" "$shim_path" '{"spec": {"handler": "runc"}}'
+
+    # Both Event APIs, and related as well as the subject.
+    refused "$who" "an Event in default about node-b" "default/events.events.k8s.io/$who-b" \
+        "may not write Events about another Node" create -f <(event "$who-b" default "$node_b")
+    refused "$who" "a core/v1 Event in default about node-b" "default/events/$who-core-b" \
+        "may not write Events about another Node" \
+        create -f <(core_event "$who-core-b" default "{kind: Node, name: node-b}")
+    refused "$who" "an Event about node-a related to node-b" "default/events.events.k8s.io/$who-rel" \
+        "may not write Events about another Node" create -f <(event "$who-rel" default "$node_a" "$node_b")
+
+    refused "$who" "list Secrets" - \
+        "$m_forbidden list resource \"secrets\"" get secrets -A
+done
+
+# What only the ServiceAccount kind is denied: to the kubelet kind these are kubelet rights that
+# deploy/ must not take away (NodeRestriction allows a kubelet any non-reserved label on its own
+# Node; the Node authorizer lets it create Events in every namespace).
+refused node-a-bound "a non-shim label on node-a" node/node-a \
+    "may change only the labels under shim.containerd.x-k8s.io/" label node node-a example.org/role=x
+refused node-a-bound "a non-shim annotation on node-a" node/node-a \
+    "may change only the annotations under shim.containerd.x-k8s.io/" \
+    annotate node node-a example.org/owner=x
+refused node-a-bound "cordon node-a (spec.unschedulable)" node/node-a "may not change a Node's spec" \
+    patch node node-a --type merge -p '{"spec": {"unschedulable": true}}'
+refused node-a-bound "an Event in kube-system" kube-system/events.events.k8s.io/sa-ks \
+    "cannot create resource \"events\"" create -f <(event sa-ks kube-system "$node_a")
+refused node-a-bound "an Event about a Secret" default/events.events.k8s.io/sa-secret \
+    "may write Events only about its own Node or about a Shim" \
+    create -f <(event sa-secret default '{apiVersion: v1, kind: Secret, name: x, namespace: default}')
+allowed node-a "set a non-shim label on its own Node (a kubelet right NodeRestriction allows)" \
+    label node node-a example.org/role=x
+kube_admin label node node-a example.org/role- >/dev/null
+allowed node-a "create an Event in kube-system (a kubelet right the Node authorizer grants)" \
+    create -f <(event kubelet-ks kube-system "$node_a")
+
+echo "--- a token of shimkeeper-node not bound to a Node writes nothing"
+refused_node_patch unbound "patch node-a's shim label" node-a "not bound to a Node" \
+    "{\"metadata\": {\"labels\": {\"$k_shim_label\": \"true\"}}}"
+refused_node_patch unbound "patch node-b's shim label" node-b "not bound to a Node" \
+    "{\"metadata\": {\"labels\": {\"$k_shim_label\": \"true\"}}}"
+refused unbound "create a slot Lease" shimkeeper-system/lease/x-slot-0 "not bound to a Node" \
+    create -f <(lease x-slot-0 "")
+refused unbound "create a slot Lease held by node-a" shimkeeper-system/lease/x-slot-0 \
+    "not bound to a Node" create -f <(lease x-slot-0 node-a)
+refused unbound "an Event about a Shim" default/events.events.k8s.io/unbound-shim \
+    "only with a token bound to a Node" create -f <(event unbound-shim default "$shim_ref")
+allowed unbound "read Shims (reads stay allowed)" get shims
+
+echo "--- what a node must still do"
+allowed node-a-bound "read Shims" get shims
+allowed node-a-bound "watch Shims" get --raw \
+    '/apis/containerd.x-k8s.io/v1alpha1/shims?watch=true&timeoutSeconds=1'
+allowed node-a-bound "read its own Node" get node node-a
+allowed node-a-bound "label its own Node $k_shim_label=true" label node node-a "$k_shim_label=true"
+allowed node-a-bound "annotate its own Node $k_shim_label" annotate node node-a \
+    "$k_shim_label={\"state\":\"installed\"}"
+[[ $(kube_admin get node node-a -o "go-template={{index .metadata.labels \"$k_shim_label\"}}") == true ]] ||
+    fail "node-a's label did not land"
+allowed node-a-bound "take slot x-slot-0 for itself" create -f <(lease x-slot-0 node-a)
+allowed node-a-bound "renew its slot" -n shimkeeper-system patch lease x-slot-0 --type merge \
+    -p "{\"spec\": {\"renewTime\": \"$(now)\"}}"
+allowed node-a-bound "mark its slot failed" -n shimkeeper-system annotate lease x-slot-0 \
+    'shim.containerd.x-k8s.io/failed=health check failed'
+refused node-a-bound "hand its slot to node-b" shimkeeper-system/lease/x-slot-0 \
+    "may not hand it over" -n shimkeeper-system patch lease x-slot-0 --type merge \
+    -p '{"spec": {"holderIdentity": "node-b"}}'
+allowed node-a-bound "release its slot" -n shimkeeper-system delete lease x-slot-0
+allowed node-a-bound "an Event about its own Node (events.k8s.io/v1)" \
+    create -f <(event sa-own default "$node_a")
+allowed node-a-bound "an Event about a Shim (events.k8s.io/v1)" \
+    create -f <(event sa-shim default "$shim_ref" "$node_a")
+allowed node-a-bound "an Event about its own Node (core/v1)" \
+    create -f <(core_event sa-core-own default "{apiVersion: v1, kind: Node, name: node-a}")
+# Raw: kubectl patch would GET first, and the agent never reads Events.
+out=$(kube_curl node-a-bound PATCH /apis/events.k8s.io/v1/namespaces/default/events/sa-own \
+    -H 'Content-Type: application/merge-patch+json' -d "{\"series\": {\"count\": 2, \"lastObservedTime\": \"$(now)\"}}")
+[[ $(tail -n 1 <<<"$out") == 200 ]] || fail "node-a-bound: patching its own Event got: $out"
+pass "node-a-bound: patch its own Event (series)"
+
+allowed node-a "read Shims" get shims
+allowed node-a "label its own Node $k_shim_label=false" label --overwrite node node-a "$k_shim_label=false"
+allowed node-a "an Event about its own Node" create -f <(event kubelet-own default "$node_a")
+# Rolling-rollout slots are impossible with the kubelet credential, known and accepted: the Node
+# authorizer grants a node identity Leases only in kube-node-lease, and NodeRestriction refuses
+# it every Lease outside kube-node-lease even where RBAC would allow one. Shown with a temporary
+# RoleBinding that does allow it.
+refused node-a "take slot x-slot-0 for itself" shimkeeper-system/lease/x-slot-0 \
+    "can only access leases in the \"kube-node-lease\" system namespace" \
+    create -f <(lease x-slot-0 node-a)
+kube_admin -n shimkeeper-system create rolebinding probe-kubelet-leases \
+    --role shimkeeper-node-leases --user system:node:node-a >/dev/null
+kube_wait_for 30 kube_as node-a auth can-i create leases.coordination.k8s.io -n shimkeeper-system ||
+    fail "the probe RoleBinding never took effect"
+out=$(kube_as node-a create -f <(lease x-slot-0 node-a) 2>&1) && fail "NodeRestriction let node-a take a slot"
+grep -qF 'can only access leases in the "kube-node-lease" system namespace' <<<"$out" &&
+    ! grep -qF 'cannot create resource' <<<"$out" ||
+    fail "node-a's slot was refused, but not by NodeRestriction: $out"
+[[ $(state shimkeeper-system/lease/x-slot-0) == absent ]] || fail "node-a's slot exists"
+pass "node-a: even with RBAC allowing it, NodeRestriction refuses a slot Lease: $(one_line "$out")"
+kube_admin -n shimkeeper-system delete rolebinding probe-kubelet-leases >/dev/null
+
+echo "--- the coordinator's attacks"
+refused coordinator "delete an unmarked RuntimeClass" runtimeclass/foreign \
+    "may delete only RuntimeClasses labelled app.kubernetes.io/managed-by=shimkeeper" \
+    delete runtimeclass foreign
+refused coordinator "change an unmarked RuntimeClass" runtimeclass/foreign \
+    "may update only RuntimeClasses labelled app.kubernetes.io/managed-by=shimkeeper" \
+    patch runtimeclass foreign --type merge -p '{"scheduling": {"nodeSelector": {"x": "y"}}}'
+refused coordinator "add the marker label to an unmarked RuntimeClass" runtimeclass/foreign \
+    "may update only RuntimeClasses labelled" label runtimeclass foreign \
+    app.kubernetes.io/managed-by=shimkeeper
+refused coordinator "create a RuntimeClass without the marker label" runtimeclass/unmarked \
+    "may create or keep a RuntimeClass only with the label" create -f <(runtime_class unmarked)
+refused coordinator "create a RuntimeClass with another manager's label" runtimeclass/unmarked \
+    "may create or keep a RuntimeClass only with the label" \
+    create -f <(runtime_class unmarked '{app.kubernetes.io/managed-by: helm}')
+refused coordinator "read Secrets" - \
+    "cannot list resource \"secrets\"" get secrets -n shimkeeper-system
+refused coordinator "read a Secret by name" - \
+    "cannot get resource \"secrets\"" get secret anything -n kube-system
+refused coordinator "create a Lease other than shimkeeper-coordinator" \
+    shimkeeper-system/lease/x-slot-5 "may write only its election Lease" \
+    create -f <(lease x-slot-5 node-a)
+refused coordinator "renew node-b's slot" shimkeeper-system/lease/x-slot-1 \
+    "cannot patch resource \"leases\"" -n shimkeeper-system patch lease x-slot-1 --type merge \
+    -p '{"spec": {"holderIdentity": "coordinator"}}'
+refused coordinator "a Lease outside shimkeeper-system" kube-system/lease/x-slot-0 \
+    "cannot create resource \"leases\"" create -f <(lease x-slot-0 x | sed 's/shimkeeper-system/kube-system/')
+refused coordinator "change a Shim's spec" shim/demo "may change only the finalizers of a Shim" \
+    patch shim demo --type merge -p '{"spec": {"handler": "runc"}}'
+refused coordinator "label a Shim" shim/demo "may change only the finalizers of a Shim" \
+    label shim demo example.org/x=y
+refused coordinator "remove another controller's finalizer from a Shim" shim/demo \
+    "may add or remove only its own finalizer" \
+    patch shim demo --type merge -p '{"metadata": {"finalizers": null}}'
+refused coordinator "patch a Node" node/node-a "cannot patch resource \"nodes\"" \
+    label node node-a "$k_shim_label=true" --overwrite
+
+echo "--- what the coordinator must still do"
+allowed coordinator "read Nodes" get nodes
+allowed coordinator "read Leases in shimkeeper-system" -n shimkeeper-system get leases
+allowed coordinator "read RuntimeClasses" get runtimeclasses
+allowed coordinator "add its finalizer to a Shim" patch shim demo --type json \
+    -p '[{"op": "add", "path": "/metadata/finalizers/-", "value": "shim.containerd.x-k8s.io/uninstall"}]'
+[[ $(kube_admin get shim demo -o jsonpath='{.metadata.finalizers}') == \
+    '["example.org/protect","shim.containerd.x-k8s.io/uninstall"]' ]] ||
+    fail "the finalizers are not as expected"
+allowed coordinator "remove its finalizer from a Shim" patch shim demo --type merge \
+    -p '{"metadata": {"finalizers": ["example.org/protect"]}}'
+allowed coordinator "write a Shim's status" patch shim demo --subresource status --type merge \
     -p '{"status": {"observedGeneration": 1, "nodes": {"selected": 2}}}'
 [[ $(kube_admin get shim demo -o jsonpath='{.status.nodes.selected}') == 2 ]] ||
-    fail "the agent's status write did not land"
+    fail "the coordinator's status write did not land"
+allowed coordinator "create a marked RuntimeClass" create -f <(runtime_class shimkeeper-demo "$k_marker")
+allowed coordinator "patch a marked RuntimeClass" patch runtimeclass shimkeeper-demo --type merge \
+    -p '{"scheduling": {"nodeSelector": {"shim.containerd.x-k8s.io/demo": "true"}}}'
+refused coordinator "remove the marker label from its RuntimeClass" runtimeclass/shimkeeper-demo \
+    "may create or keep a RuntimeClass only with the label" \
+    label runtimeclass shimkeeper-demo app.kubernetes.io/managed-by-
+allowed coordinator "delete a marked RuntimeClass" delete runtimeclass shimkeeper-demo
+allowed coordinator "create its election Lease (held by node-a, a control-plane machine's name)" \
+    create -f <(lease shimkeeper-coordinator node-a)
+allowed coordinator "renew its election Lease" -n shimkeeper-system patch lease \
+    shimkeeper-coordinator --type merge -p "{\"spec\": {\"renewTime\": \"$(now)\"}}"
+allowed coordinator "an Event in default" create -f <(event coordinator-shim default "$shim_ref")
+allowed node-a-bound "take slot demo-slot-0 for itself" create -f <(lease demo-slot-0 node-a)
+allowed coordinator "reclaim node-a's slot (delete)" -n shimkeeper-system delete lease demo-slot-0
+
+echo "--- the coordinator's election Lease is never a node's, whoever it names as holder"
+for who in node-a-bound node-a; do
+    [[ $who == node-a-bound ]] && m_not_slot="may write only rollout slot Leases" ||
+        m_not_slot="kube-node-lease"
+    refused_patch "$who" "renew the coordinator Lease" shimkeeper-system/lease/shimkeeper-coordinator \
+        "$m_not_slot" "$lease_path/shimkeeper-coordinator" "{\"spec\": {\"renewTime\": \"$(now)\"}}"
+    refused_patch "$who" "take over the coordinator Lease" \
+        shimkeeper-system/lease/shimkeeper-coordinator "$m_not_slot" \
+        "$lease_path/shimkeeper-coordinator" '{"spec": {"holderIdentity": "node-b"}}'
+    refused_delete "$who" "delete the coordinator Lease" shimkeeper-system/lease/shimkeeper-coordinator \
+        "$m_not_slot" "$lease_path/shimkeeper-coordinator"
+done
+
+echo "--- API Priority and Fairness"
+# The response names the FlowSchema that classified the request.
+flow_of() { # IDENTITY PATH
+    local headers=$KUBE_DIR/headers
+    kube_curl "$1" GET "$2" -D "$headers" -o /dev/null >/dev/null
+    sed -n 's/^X-Kubernetes-PF-FlowSchema-UID: *\([^[:space:]]*\).*/\1/Ip' "$headers"
+}
+uid_of() { kube_admin get flowschema "$1" -o jsonpath='{.metadata.uid}'; }
+[[ $(flow_of node-a-bound /apis/containerd.x-k8s.io/v1alpha1/shims) == $(uid_of shimkeeper) ]] ||
+    fail "node-a-bound's request was not classified by FlowSchema shimkeeper"
+pass "node-a-bound: classified by FlowSchema shimkeeper (workload-high)"
+[[ $(flow_of coordinator /apis/containerd.x-k8s.io/v1alpha1/shims) == $(uid_of shimkeeper) ]] ||
+    fail "the coordinator's request was not classified by FlowSchema shimkeeper"
+pass "coordinator: classified by FlowSchema shimkeeper (workload-high)"
+[[ $(flow_of coordinator \
+    /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases/shimkeeper-coordinator) == \
+    $(uid_of shimkeeper-coordinator-election) ]] ||
+    fail "the coordinator's Lease request was not classified by shimkeeper-coordinator-election"
+pass "coordinator: its election Lease by FlowSchema shimkeeper-coordinator-election (leader-election)"

@@ -48,8 +48,8 @@ crd_scope=$(kube_admin get crd shims.containerd.x-k8s.io -o jsonpath='{.spec.sco
 check "the Shim CRD is cluster-scoped (got $crd_scope)" test "$crd_scope" = Cluster
 check "deploy/ made the node agents' and the coordinator's ServiceAccounts" \
     kube_admin -n shimkeeper-system get serviceaccount shimkeeper-node shimkeeper-coordinator
-check "the agent's FlowSchema points at workload-high" test "$(kube_admin get flowschema \
-    shimkeeper-agent -o jsonpath='{.spec.priorityLevelConfiguration.name}')" = workload-high
+check "shimkeeper's FlowSchema points at workload-high" test "$(kube_admin get flowschema \
+    shimkeeper -o jsonpath='{.spec.priorityLevelConfiguration.name}')" = workload-high
 
 kube_create_node node-a wasm=true
 check "kube_create_node made node-a with its label" test "$(kube_admin get node node-a \

@@ -10,27 +10,35 @@
 #                                 # kube_down on EXIT (the folder is kept when the script fails)
 #
 # Helpers: kube_admin ARGS... (kubectl as the admin), kube_as IDENTITY ARGS... (kubectl as
-# "agent", "admin" or a node name), kube_curl IDENTITY METHOD PATH [CURL-ARGS...] (one raw
-# request), kube_create_node NAME [KEY=VALUE...], kube_wait_for SECONDS CMD..., kube_log MSG,
-# kube_node_cert_kubeconfig NAME (a kubelet-style client-certificate kubeconfig; prints its path),
-# kube_shim_yaml NAME URL SHA256 [SPEC-LINES] (a Shim manifest on stdout).
+# "admin", "coordinator", a node name, or NAME-bound / NAME-cert after the helpers below made
+# them), kube_curl IDENTITY METHOD PATH [CURL-ARGS...] (one raw request), kube_create_node NAME
+# [KEY=VALUE...], kube_wait_for SECONDS CMD..., kube_log MSG, kube_node_cert_kubeconfig NAME (a
+# kubelet-style client-certificate kubeconfig; prints its path), kube_node_token_kubeconfig NAME
+# [DURATION] (a token of ServiceAccount shimkeeper-node bound to Node NAME; prints the path of
+# kubeconfig NAME-bound), kube_token_kubeconfig IDENTITY TOKEN (any requested token as identity
+# IDENTITY), kube_shim_yaml NAME URL SHA256 [SPEC-LINES] (a Shim manifest on stdout).
 #
 # Identities (static tokens, --token-auth-file):
 #   admin             user "shimkeeper-test-admin", group system:masters
-#   agent             system:serviceaccount:shimkeeper-system:shimkeeper-agent, groups
-#                     system:serviceaccounts, system:serviceaccounts:shimkeeper-system
+#   coordinator       system:serviceaccount:shimkeeper-system:shimkeeper-coordinator, groups
+#                     system:serviceaccounts, system:serviceaccounts:shimkeeper-system (the
+#                     name and groups a real token of that ServiceAccount carries)
 #   node-a ... node-c system:node:<name>, group system:nodes (what a kubelet presents)
+# A node agent's ServiceAccount identity cannot be a static token: what confines it is the
+# node-name extra that only a token bound to a Node carries (kube_node_token_kubeconfig). Such
+# a kubeconfig names the token with tokenFile, as a deployed agent's does, so that it can be
+# renewed in place.
 #
 # KUBE_APISERVER_EXTRA_ARGS (space-separated) adds kube-apiserver flags, e.g. to serve a resource
 # without the watch cache so that an etcd compaction is seen as 410 Gone.
 #
 # Exports after kube_up: KUBE_DIR, KUBE_BIN (folder of the three programs; set it beforehand to
 # test other builds), KUBE_SERVER (https URL), KUBE_CA (the CA certificate), KUBECONFIG_ADMIN,
-# KUBECONFIG_AGENT. `kube_kubeconfig IDENTITY` prints any identity's kubeconfig file, for a
-# program under test (the agent reads its own and its node's).
+# KUBECONFIG_COORDINATOR. `kube_kubeconfig IDENTITY` prints any identity's kubeconfig file, for
+# a program under test (an agent reads its own, the coordinator its own).
 
 KUBE_NODE_NAMES=(node-a node-b node-c)
-KUBE_AGENT_USER=system:serviceaccount:shimkeeper-system:shimkeeper-agent
+KUBE_COORDINATOR_USER=system:serviceaccount:shimkeeper-system:shimkeeper-coordinator
 
 kube_log() { printf '[kube] %s\n' "$*" >&2; }
 
@@ -77,7 +85,8 @@ print(" ".join(str(s.getsockname()[1]) for s in held))
 EOF
 }
 
-# kube_kubeconfig IDENTITY: the kubeconfig file of "admin", "agent" or a node name.
+# kube_kubeconfig IDENTITY: the kubeconfig file of "admin", "coordinator", a node name, or
+# NAME-bound / NAME-cert.
 kube_kubeconfig() {
     echo "$KUBE_DIR/kubeconfig/$1"
 }
@@ -94,11 +103,21 @@ kube_as() {
 
 # kube_curl IDENTITY METHOD PATH [CURL-ARGS...]: one raw request as IDENTITY; prints the response
 # body, then a line with the HTTP status. For requests kubectl would precede with a GET (label,
-# patch), which the Node authorizer may refuse before admission is ever asked.
+# patch), which the Node authorizer may refuse before admission is ever asked. The identity's
+# kubeconfig holds its token inline or names it with tokenFile (read at every call, as a
+# renewed token would be).
 kube_curl() {
-    local identity=$1 method=$2 path=$3 token
+    local identity=$1 method=$2 path=$3 token token_file
     shift 3
     token=$(kube_as "$identity" config view --raw -o jsonpath='{.users[0].user.token}')
+    if [[ -z $token ]]; then
+        token_file=$(kube_as "$identity" config view --raw -o jsonpath='{.users[0].user.tokenFile}')
+        [[ -n $token_file ]] || {
+            kube_log "kube_curl: the kubeconfig of $identity has neither token nor tokenFile"
+            return 1
+        }
+        token=$(<"$token_file")
+    fi
     curl -sS --cacert "$KUBE_CA" -H "Authorization: Bearer $token" -X "$method" \
         -w '\n%{http_code}\n' "$@" "$KUBE_SERVER$path"
 }
@@ -159,7 +178,7 @@ kube_write_tokens() {
     local name
     : >"$KUBE_DIR/tokens.csv"
     kube_add_identity admin shimkeeper-test-admin system:masters
-    kube_add_identity agent "$KUBE_AGENT_USER" \
+    kube_add_identity coordinator "$KUBE_COORDINATOR_USER" \
         "system:serviceaccounts,system:serviceaccounts:shimkeeper-system"
     for name in "${KUBE_NODE_NAMES[@]}"; do
         kube_add_identity "$name" "system:node:$name" system:nodes
@@ -212,6 +231,48 @@ contexts:
 current-context: kubelet
 EOF
     echo "$KUBE_DIR/kubeconfig/$name-cert"
+}
+
+# kube_token_kubeconfig IDENTITY TOKEN [FILE]: writes TOKEN to $KUBE_DIR/tokens/FILE (default
+# IDENTITY; 0600, through a temporary file and a rename, as a token is renewed under a running
+# agent) and a kubeconfig for IDENTITY that names it with tokenFile; prints the kubeconfig's path.
+kube_token_kubeconfig() {
+    local identity=$1 token=$2 file=${3:-$1} tokens=$KUBE_DIR/tokens staged
+    mkdir -p "$tokens" "$KUBE_DIR/kubeconfig"
+    chmod 0700 "$tokens"
+    staged=$(mktemp "$tokens/.$file.XXXXXX") # mktemp creates it 0600
+    printf '%s' "$token" >"$staged"
+    mv -f "$staged" "$tokens/$file"
+    cat >"$(kube_kubeconfig "$identity")" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: test
+    cluster: {server: $KUBE_SERVER, certificate-authority: $KUBE_CA}
+users:
+  - name: $identity
+    user: {tokenFile: $tokens/$file}
+contexts:
+  - name: $identity
+    context: {cluster: test, user: $identity}
+current-context: $identity
+EOF
+    kube_kubeconfig "$identity"
+}
+
+# kube_node_token_kubeconfig NAME [DURATION]: a token of ServiceAccount
+# shimkeeper-system/shimkeeper-node bound to Node NAME (which must exist), requested by the admin
+# for DURATION (default 1h), kept in $KUBE_DIR/tokens/NAME; prints the path of kubeconfig
+# NAME-bound, so `kube_as NAME-bound ...` acts as that node's agent.
+kube_node_token_kubeconfig() {
+    local name=$1 duration=${2:-1h} token
+    kube_admin get node "$name" >/dev/null || {
+        kube_log "kube_node_token_kubeconfig: there is no Node $name to bind a token to"
+        return 1
+    }
+    token=$(kube_admin -n shimkeeper-system create token shimkeeper-node \
+        --bound-object-kind Node --bound-object-name "$name" --duration "$duration") || return 1
+    kube_token_kubeconfig "$name-bound" "$token" "$name"
 }
 
 kube_add_identity() {
@@ -301,9 +362,9 @@ kube_up() {
     export KUBE_APISERVER_PORT=$apiserver_port KUBE_ETCD_PORT=$etcd_port
     kube_write_pki
     kube_write_tokens
-    export KUBECONFIG_ADMIN KUBECONFIG_AGENT
+    export KUBECONFIG_ADMIN KUBECONFIG_COORDINATOR
     KUBECONFIG_ADMIN=$(kube_kubeconfig admin)
-    KUBECONFIG_AGENT=$(kube_kubeconfig agent)
+    KUBECONFIG_COORDINATOR=$(kube_kubeconfig coordinator)
 
     # An EXIT trap set before this one runs after the control plane is down.
     KUBE_PREVIOUS_EXIT_TRAP=$(trap -p EXIT | sed -n "s/^trap -- '\(.*\)' EXIT\$/\1/p")

@@ -6,7 +6,8 @@
 //
 // It reads only `[kube] kubeconfig` and `namespace` from the -c file. The loop is the
 // coordinator's own curl-multi loop, turned in slices of at most 200 ms so that SIGTERM and the
-// systemd watchdog are served between them; every request it makes is on that loop or short.
+// systemd watchdog are served between them (a pass's writes are blocking REST calls: see
+// WatchdogSec in units/shimkeeper-coordinator.service).
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/kube/coordinator.hpp"
 #include "shimkeeper/spec/settings_file.hpp"
