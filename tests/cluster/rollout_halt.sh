@@ -19,6 +19,7 @@ kube_require_peers
 node_reexec_in_namespace "$@"
 sk_init
 kube_up "$T/kube"
+coordinator_start coord-1
 node_shim_serve
 node_shim_artifact demo v1
 node_shim_artifact demo v2
