@@ -8,7 +8,7 @@
 // coordinator's own curl-multi loop, turned in slices of at most 200 ms so that SIGTERM and the
 // systemd watchdog are served between them; every request it makes is on that loop or short.
 #include "shimkeeper/cli/commands.hpp"
-#include "shimkeeper/kube/coordinator.hpp"
+#include "shimkeeper/cluster/coordinator/coordinator.hpp"
 #include "shimkeeper/spec/settings_file.hpp"
 
 #include <csignal>
@@ -51,12 +51,12 @@ util::Expected<int> coordinate(const GlobalOptions& options, const std::string& 
                           file.string() + ": shimkeeper coordinate needs [kube] kubeconfig, the "
                                           "credential of shimkeeper-system/shimkeeper-coordinator");
     }
-    kube::Client client = TRY(kube::Client::from_kubeconfig(*settings.kube->kubeconfig));
-    auto loop = TRY(kube::CurlEventLoop::create());
-    kube::CoordinatorSettings coordinator_settings;
+    kubeapi::Client client = TRY(kubeapi::Client::from_kubeconfig(*settings.kube->kubeconfig));
+    auto loop = TRY(kubeapi::CurlEventLoop::create());
+    cluster::coordinator::CoordinatorSettings coordinator_settings;
     coordinator_settings.ns = settings.kube->namespace_name;
     coordinator_settings.identity = identity.empty() ? candidate_identity() : identity;
-    kube::Coordinator coordinator(
+    cluster::coordinator::Coordinator coordinator(
         *loop, client, coordinator_settings,
         {"shimkeeper.containerd.x-k8s.io/coordinator", coordinator_settings.identity}, log);
 
