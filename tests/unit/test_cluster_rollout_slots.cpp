@@ -32,6 +32,7 @@ SlotSeen slot(int index, const std::string& holder, const RolloutTarget& target 
               const std::string& failed = "", Clock::time_point seen = Clock::now()) {
     json lease =
         slot_lease_for(target, index, holder, seconds(15), "2026-11-24T10:00:00.000000Z", nullptr);
+    lease["metadata"]["namespace"] = "shimkeeper-system";
     lease["metadata"]["resourceVersion"] = std::to_string(100 + index);
     if (!failed.empty()) {
         lease["metadata"]["annotations"][k_slot_failed_key] = failed;
@@ -141,7 +142,8 @@ TEST(KubeSlotDecision, AFailedSlotOfThisGenerationHaltsEveryNodeAndNeverExpires)
     std::vector<SlotSeen> slots{slot(2, "bad", k_target, "containerd refused it", long_ago)};
     SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(decision.kind, Kind::halted);
-    EXPECT_NE(decision.why.find("node bad failed (containerd refused it)"), std::string::npos)
+    EXPECT_NE(decision.why.find("node bad failed at generation 4: containerd refused it"),
+              std::string::npos)
         << decision.why;
     // The failed node itself does not try again either.
     EXPECT_EQ(decide_slot(slots, k_target, "bad", 0).kind, Kind::halted);
@@ -278,18 +280,18 @@ TEST(KubeRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamingNo
     Rollup rollup;
     rollup.generation = 4;
     rollup.counts.selected = 5;
-    RolloutStatus running = rollout_status(shim, rollup, {slot(0, "a")}, "shimkeeper-system");
+    RolloutStatus running = rollout_status(shim, rollup, {slot(0, "a")});
     EXPECT_EQ(running.slots, 3);
     EXPECT_EQ(running.halted.status, ConditionStatus::false_);
-    RolloutStatus halted = rollout_status(
-        shim, rollup, {slot(2, "bad", k_target, "containerd refused it")}, "shimkeeper-system");
+    RolloutStatus halted =
+        rollout_status(shim, rollup, {slot(2, "bad", k_target, "containerd refused it")});
     EXPECT_EQ(halted.halted.status, ConditionStatus::true_);
     EXPECT_EQ(halted.halted.reason, "NodeFailed");
     EXPECT_NE(halted.halted.message.find("node bad failed at generation 4: containerd refused it"),
               std::string::npos);
     EXPECT_NE(halted.halted.message.find("kubectl -n shimkeeper-system delete lease spin-slot-2"),
               std::string::npos);
-    RolloutStatus recreate = rollout_status(shim_with(nullptr), rollup, {}, "shimkeeper-system");
+    RolloutStatus recreate = rollout_status(shim_with(nullptr), rollup, {});
     EXPECT_EQ(recreate.slots, std::nullopt);
     EXPECT_EQ(recreate.halted.reason, "Recreate");
 }

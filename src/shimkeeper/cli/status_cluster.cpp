@@ -63,8 +63,7 @@ json rollout_json(const cluster::agent::ShimSeen& shim,
     }
     out["holders"] = std::move(holders);
     if (const cluster::model::SlotSeen* failed = cluster::model::failed_slot(*slots, target)) {
-        out["halted"] = "node " + failed->lease.holder + " failed: " + failed->lease.failed +
-                        " (resume: a new generation, or delete Lease " + failed->lease.name + ")";
+        out["halted"] = cluster::model::halt_message(failed->lease);
     }
     return out;
 }

@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-util::Expected<std::string> name_of(const json& object) {
+util::Expected<std::string> required_name_of(const json& object) {
     if (object.contains("metadata") && object["metadata"].is_object()) {
         std::string name = object["metadata"].value("name", "");
         if (!name.empty()) {
@@ -96,7 +96,7 @@ util::Expected<json> Client::create(const Resource& resource, std::string_view n
 
 util::Expected<json> Client::update(const Resource& resource, std::string_view ns,
                                     const json& object, std::string_view subresource) {
-    std::string name = TRY(name_of(object));
+    std::string name = TRY(required_name_of(object));
     return call(Method::put, TRY(object_path(resource, ns, name, subresource)), object.dump(),
                 "application/json");
 }
@@ -155,7 +155,7 @@ util::Expected<json> Client::json_patch(const Resource& resource, std::string_vi
 util::Expected<json> Client::apply(const Resource& resource, std::string_view ns,
                                    const json& object, const ApplyOptions& options,
                                    std::string_view subresource) {
-    std::string name = TRY(name_of(object));
+    std::string name = TRY(required_name_of(object));
     Query query{{"fieldManager", options.field_manager}};
     if (options.force == ApplyOptions::Force::yes) {
         query.emplace_back("force", "true");

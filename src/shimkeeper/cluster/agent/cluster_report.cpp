@@ -1,7 +1,7 @@
 #include "shimkeeper/cluster/agent/cluster_report.hpp"
 
+#include "shimkeeper/cluster/agent/running_shim.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
-#include "shimkeeper/reconcile/record.hpp"
 #include "shimkeeper/util/utc_time.hpp"
 
 namespace shimkeeper::cluster::agent {
@@ -13,8 +13,7 @@ using model::ShimState;
 
 // The record of `name` in the current generation when a Shim installed it.
 const store::InstalledShim* from_cluster(const store::StoreState& state, const std::string& name) {
-    const store::Generation* current = state.current_generation();
-    const store::InstalledShim* record = current ? current->find(name) : nullptr;
+    const store::InstalledShim* record = running(state, name);
     return record != nullptr && model::is_origin_of_shim(record->origin, name) ? record : nullptr;
 }
 
@@ -106,13 +105,7 @@ NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims&
                                                 conflict_reason(desired, shim.name));
             continue;
         }
-        // The node runs exactly this Shim's spec (the origin's resourceVersion aside).
-        const bool runs_it =
-            record != nullptr &&
-            reconcile::differences(reconcile::record_of(*spec, spec->fetch.sha256.value_or(""), ""),
-                                   *record)
-                .empty();
-        if (!runs_it) {
+        if (!runs_exactly(record, *spec)) {
             report.wanted[shim.name] = state_of(model::ShimState::failed, shim.generation, {},
                                                 txn.reason.empty() ? "not installed" : txn.reason);
         } else if (restart == reconcile::Restart::no && txn.touched.contains(shim.name)) {

@@ -4,6 +4,7 @@
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 #include "shimkeeper/kubeapi/self_identity.hpp"
 #include "shimkeeper/util/fs.hpp"
@@ -108,9 +109,7 @@ void ClusterSource::identify() const {
     }
     auto remembered = ClusterMemory(m_places.memory_file).load();
     const std::string kept =
-        remembered && *remembered
-            ? (*remembered)->node.value(json::json_pointer("/metadata/name"), std::string())
-            : std::string();
+        remembered && *remembered ? kubeapi::name_of((*remembered)->node) : std::string();
     if (!kept.empty() && (!m_settings.node_name || *m_settings.node_name == kept)) {
         m_node_name = kept;
         m_node_name_origin = "the last reading kept (the API server did not answer)";

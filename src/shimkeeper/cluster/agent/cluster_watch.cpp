@@ -2,6 +2,7 @@
 
 #include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 
 namespace shimkeeper::cluster::agent {
@@ -9,10 +10,6 @@ namespace shimkeeper::cluster::agent {
 namespace {
 
 using nlohmann::json;
-
-std::string name_of(const json& object) {
-    return object.value(json::json_pointer("/metadata/name"), std::string());
-}
 
 // What of the Node decides which Shims select it: labels other than shimkeeper's own, and the
 // machineID the agent checks.
@@ -69,16 +66,16 @@ void ClusterWatch::on_shim(const kubeapi::WatchEvent& event) {
         }
         m_shims.clear();
         for (const json& item : event.items) {
-            m_shims[name_of(item)] = trimmed(item);
+            m_shims[kubeapi::name_of(item)] = trimmed(item);
         }
         m_shims_synced = true;
         break;
     case kubeapi::WatchEvent::Kind::added:
     case kubeapi::WatchEvent::Kind::modified:
-        m_shims[name_of(event.object)] = trimmed(event.object);
+        m_shims[kubeapi::name_of(event.object)] = trimmed(event.object);
         break;
     case kubeapi::WatchEvent::Kind::deleted:
-        m_shims.erase(name_of(event.object));
+        m_shims.erase(kubeapi::name_of(event.object));
         break;
     }
     note_fingerprint();

@@ -1,7 +1,9 @@
 #include "shimkeeper/cluster/agent/rollout_gate.hpp"
 
+#include "shimkeeper/cluster/agent/running_shim.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/reconcile/record.hpp"
 
 #include <algorithm>
@@ -9,16 +11,7 @@
 
 namespace shimkeeper::cluster::agent {
 
-namespace {
-
 using nlohmann::json;
-
-const store::InstalledShim* running(const store::StoreState& state, const std::string& name) {
-    const store::Generation* current = state.current_generation();
-    return current ? current->find(name) : nullptr;
-}
-
-} // namespace
 
 std::vector<SlotNeed> slot_needs(const ClusterReading& reading, const spec::DesiredShims& desired,
                                  const store::StoreState& state) {
@@ -46,10 +39,7 @@ std::vector<SlotNeed> slot_needs(const ClusterReading& reading, const spec::Desi
         if (want == nullptr && have == nullptr) {
             continue;
         }
-        if (want != nullptr && have != nullptr &&
-            reconcile::differences(reconcile::record_of(*want, want->fetch.sha256.value_or(""), ""),
-                                   *have)
-                .empty()) {
+        if (want != nullptr && runs_exactly(have, *want)) {
             continue;
         }
         SlotNeed need;
@@ -207,8 +197,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
 // too old to trust) goes back at once rather than blocking others until it expires.
 void RolloutGate::release_unclaimed(SlotKeeper& keeper) {
     for (const auto& [shim, claimed] : m_claimed) {
-        const std::string slot =
-            claimed.held.lease.value(nlohmann::json::json_pointer("/metadata/name"), std::string());
+        const std::string slot = kubeapi::name_of(claimed.held.lease);
         if (auto released = keeper.release(claimed.held); !released) {
             m_log.warning("rollout: " + released.error().message());
         } else {
@@ -229,8 +218,7 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
                       k_slot_lease_duration);
     const bool ok = outcome && outcome->exit_code() == 0;
     for (const HeldSlot& held : m_held) {
-        const std::string slot =
-            held.lease.value(json::json_pointer("/metadata/name"), std::string());
+        const std::string slot = kubeapi::name_of(held.lease);
         const std::string what =
             "Shim/" + held.target.shim + " generation " + std::to_string(held.target.generation);
         if (ok) {

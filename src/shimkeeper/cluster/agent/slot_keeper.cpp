@@ -2,6 +2,7 @@
 
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
 
 namespace shimkeeper::cluster::agent {
 
@@ -29,7 +30,7 @@ util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTar
 }
 
 util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
-    const std::string name = held.lease.value(json::json_pointer("/metadata/name"), std::string());
+    const std::string name = kubeapi::name_of(held.lease);
     const std::string version =
         held.lease.value(json::json_pointer("/metadata/resourceVersion"), std::string());
     auto removed = m_client.remove(kubeapi::leases_resource(), m_ns, name, version);
@@ -55,7 +56,7 @@ util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
 }
 
 util::Expected<void> SlotKeeper::fail(const HeldSlot& held, const std::string& reason) {
-    const std::string name = held.lease.value(json::json_pointer("/metadata/name"), std::string());
+    const std::string name = kubeapi::name_of(held.lease);
     // An annotation value is not limited by the API, but a reason need not be a novel.
     const std::string text = reason.size() > 1000 ? reason.substr(0, 1000) + "..." : reason;
     auto marked = kubeapi::update_with_retry(
@@ -83,8 +84,7 @@ util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
     if (!written) {
         return std::unexpected(
             std::move(written.error())
-                .with_context("renewing rollout slot " +
-                              lease.value(json::json_pointer("/metadata/name"), std::string())));
+                .with_context("renewing rollout slot " + kubeapi::name_of(lease)));
     }
     held.lease = std::move(*written);
     return {};

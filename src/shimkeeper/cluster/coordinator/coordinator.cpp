@@ -1,6 +1,7 @@
 #include "shimkeeper/cluster/coordinator/coordinator.hpp"
 
 #include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/retry_backoff.hpp"
 
 #include <algorithm>
@@ -12,25 +13,21 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string name_of(const json& object) {
-    return object.value("metadata", json::object()).value("name", "");
-}
-
 // A watch event applied to objects kept whole (Shims, RuntimeClasses: few and small).
 void apply_event(std::map<std::string, json>& objects, const kubeapi::WatchEvent& event) {
     switch (event.kind) {
     case kubeapi::WatchEvent::Kind::synced:
         objects.clear();
         for (const json& item : event.items) {
-            objects[name_of(item)] = item;
+            objects[kubeapi::name_of(item)] = item;
         }
         break;
     case kubeapi::WatchEvent::Kind::added:
     case kubeapi::WatchEvent::Kind::modified:
-        objects[name_of(event.object)] = event.object;
+        objects[kubeapi::name_of(event.object)] = event.object;
         break;
     case kubeapi::WatchEvent::Kind::deleted:
-        objects.erase(name_of(event.object));
+        objects.erase(kubeapi::name_of(event.object));
         break;
     }
 }
@@ -59,7 +56,7 @@ bool apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event) {
         return true;
     }
     case kubeapi::WatchEvent::Kind::deleted:
-        return nodes.erase(name_of(event.object)) > 0;
+        return nodes.erase(kubeapi::name_of(event.object)) > 0;
     }
     return false;
 }
@@ -115,8 +112,7 @@ util::Expected<void> Coordinator::start() {
 void Coordinator::on_lease_seen(const kubeapi::WatchEvent& event) {
     m_slots.apply(event);
     const auto is_ours = [this](const json& lease) {
-        return lease.value(json::json_pointer("/metadata/name"), std::string()) ==
-               m_settings.lease_name;
+        return kubeapi::name_of(lease) == m_settings.lease_name;
     };
     std::optional<json> lease;
     if (event.kind == kubeapi::WatchEvent::Kind::synced) {

@@ -5,6 +5,7 @@
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/shim_rollup.hpp"
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/util/utc_time.hpp"
 
 #include <algorithm>
@@ -14,10 +15,6 @@ namespace shimkeeper::cluster::coordinator {
 using nlohmann::json;
 
 namespace {
-
-std::string name_of(const json& object) {
-    return object.value("metadata", json::object()).value("name", "");
-}
 
 std::string version_of(const json& object) {
     return object.value("metadata", json::object()).value("resourceVersion", "");
@@ -83,7 +80,8 @@ void CoordinatorPass::reconcile_shim(const json& shim) {
     }
     if (!ours) {
         if (auto added = change_finalizer(shim, true); !added) {
-            failed("adding the finalizer to Shim " + name_of(shim), std::move(added).error());
+            failed("adding the finalizer to Shim " + kubeapi::name_of(shim),
+                   std::move(added).error());
         }
     }
     std::optional<model::Condition> runtime_class = ensure_runtime_class(shim);
@@ -146,7 +144,7 @@ std::optional<model::Condition> CoordinatorPass::ensure_runtime_class(const json
 }
 
 bool CoordinatorPass::delete_runtime_class(const json& runtime_class, const std::string& why) {
-    const std::string name = name_of(runtime_class);
+    const std::string name = kubeapi::name_of(runtime_class);
     auto gone =
         m_client.remove(kubeapi::runtime_classes_resource(), "", name, version_of(runtime_class));
     if (!gone && gone.error().code() != util::ErrorCode::not_found) {
@@ -160,7 +158,7 @@ bool CoordinatorPass::delete_runtime_class(const json& runtime_class, const std:
 }
 
 void CoordinatorPass::finalize(const json& shim) {
-    const std::string shim_name = name_of(shim);
+    const std::string shim_name = kubeapi::name_of(shim);
     std::string removed;
     const auto classes = m_view->runtime_classes; // a copy: deleting changes the view
     for (const auto& [name, runtime_class] : classes) {
@@ -212,8 +210,7 @@ json CoordinatorPass::with_rollout(const json& shim, const model::Rollup& rollup
     if (!m_view->slots_synced) {
         return status; // judged once the slots are known; until then the status keeps its own
     }
-    const model::RolloutStatus rollout =
-        model::rollout_status(shim, rollup, m_view->slots, m_view->ns);
+    const model::RolloutStatus rollout = model::rollout_status(shim, rollup, m_view->slots);
     const json current = shim.value("status", json::object());
     if (rollout.slots) {
         status["slots"] = *rollout.slots;
@@ -262,7 +259,7 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
     if (!model::status_differs(shim, status)) {
         return;
     }
-    const std::string name = name_of(shim);
+    const std::string name = kubeapi::name_of(shim);
     auto written =
         m_client.merge_patch(model::shims_resource(), "", name, {{"status", status}}, "status");
     if (!written) {
@@ -278,7 +275,7 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
 util::Expected<kubeapi::Changed> CoordinatorPass::change_finalizer(const json& shim, bool present) {
     kubeapi::Changed last = kubeapi::Changed::no;
     auto written = kubeapi::update_with_retry(
-        m_client, model::shims_resource(), "", name_of(shim),
+        m_client, model::shims_resource(), "", kubeapi::name_of(shim),
         [&](json& fresh) -> util::Expected<kubeapi::Changed> {
             json& metadata = fresh["metadata"];
             json finalizers = metadata.value("finalizers", json::array());
@@ -305,9 +302,9 @@ util::Expected<kubeapi::Changed> CoordinatorPass::change_finalizer(const json& s
         // Without the last finalizer a deleted Shim is gone and the answer is a Status, not
         // the object: the view drops it before the watch says so.
         if (written->value("kind", "") == "Shim") {
-            m_view->shims[name_of(shim)] = std::move(*written);
+            m_view->shims[kubeapi::name_of(shim)] = std::move(*written);
         } else {
-            m_view->shims.erase(name_of(shim));
+            m_view->shims.erase(kubeapi::name_of(shim));
         }
     }
     return last;

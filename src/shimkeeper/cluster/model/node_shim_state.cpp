@@ -1,12 +1,12 @@
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
 
+#include "shimkeeper/kubeapi/object_meta.hpp"
 namespace shimkeeper::cluster::model {
 
 using nlohmann::json;
 
 NodeView NodeView::of(const json& node) {
-    return {node.value(json::json_pointer("/metadata/name"), std::string()),
-            metadata_strings(node, "labels"),
+    return {kubeapi::name_of(node), metadata_strings(node, "labels"),
             metadata_strings(node, "annotations", k_shim_key_prefix)};
 }
 

@@ -1,13 +1,14 @@
 #include "shimkeeper/cluster/model/rollout_status.hpp"
 
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
 
 namespace shimkeeper::cluster::model {
 
 using nlohmann::json;
 
 RolloutStatus rollout_status(const json& shim, const Rollup& rollup,
-                             const std::vector<SlotSeen>& slots, const std::string& ns) {
+                             const std::vector<SlotSeen>& slots) {
     RolloutStatus out;
     out.halted.type = "RolloutHalted";
     out.halted.status = ConditionStatus::false_;
@@ -24,18 +25,13 @@ RolloutStatus rollout_status(const json& shim, const Rollup& rollup,
     }
     const int count = resolve_slots(*policy, rollup.counts.selected);
     out.slots = count;
-    const RolloutTarget target{shim.value(json::json_pointer("/metadata/name"), std::string()),
+    const RolloutTarget target{kubeapi::name_of(shim),
                                shim.value(json::json_pointer("/metadata/uid"), std::string()),
                                rollup.generation, count};
     if (const SlotSeen* failed = failed_slot(slots, target)) {
         out.halted.status = ConditionStatus::true_;
         out.halted.reason = "NodeFailed";
-        out.halted.message = "node " + failed->lease.holder + " failed at generation " +
-                             std::to_string(target.generation) + ": " + failed->lease.failed +
-                             ". No other node starts this generation. Resume with a new "
-                             "generation of the Shim (fix its spec), or retry this one with "
-                             "`kubectl -n " +
-                             ns + " delete lease " + failed->lease.name + "`";
+        out.halted.message = halt_message(failed->lease);
         return out;
     }
     out.halted.reason = "Rolling";

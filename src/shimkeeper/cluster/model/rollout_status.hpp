@@ -18,8 +18,8 @@ struct RolloutStatus {
     Condition halted;
 };
 
-// `ns`: where the slot Leases live, for the resume command in the message.
+// The resume command in the message names the namespace the failed slot Lease lives in.
 RolloutStatus rollout_status(const nlohmann::json& shim, const Rollup& rollup,
-                             const std::vector<SlotSeen>& slots, const std::string& ns);
+                             const std::vector<SlotSeen>& slots);
 
 } // namespace shimkeeper::cluster::model

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/model/slot_board.hpp"
 
+#include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 
 #include <algorithm>
@@ -87,7 +88,7 @@ void SlotBoard::apply(const kubeapi::WatchEvent& event) {
     case kubeapi::WatchEvent::Kind::synced: {
         std::set<std::string> present;
         for (const json& lease : event.items) {
-            present.insert(lease.value(json::json_pointer("/metadata/name"), std::string()));
+            present.insert(kubeapi::name_of(lease));
             put(lease, now);
         }
         for (auto it = m_slots.begin(); it != m_slots.end();) {
@@ -109,8 +110,7 @@ void SlotBoard::apply(const kubeapi::WatchEvent& event) {
         put(event.object, now);
         break;
     case kubeapi::WatchEvent::Kind::deleted: {
-        const std::string name =
-            event.object.value(json::json_pointer("/metadata/name"), std::string());
+        const std::string name = kubeapi::name_of(event.object);
         auto found = find(name);
         if (found != m_slots.end() && found->lease.name == name) {
             const std::string shim = found->lease.shim;

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 
+#include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
 #include <algorithm>
@@ -50,7 +51,8 @@ std::string slot_lease_name(std::string_view shim, int index) {
 SlotLease slot_lease_of(const json& lease) {
     SlotLease out;
     out.object = lease;
-    out.name = lease.value(json::json_pointer("/metadata/name"), std::string());
+    out.name = kubeapi::name_of(lease);
+    out.namespace_name = lease.value(json::json_pointer("/metadata/namespace"), std::string());
     out.resource_version =
         lease.value(json::json_pointer("/metadata/resourceVersion"), std::string());
     out.shim = annotation(lease, k_slot_shim_key);
@@ -105,9 +107,8 @@ SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget
     SlotDecision out;
     if (const SlotSeen* failed = failed_slot(slots, target)) {
         out.kind = SlotDecision::Kind::halted;
-        out.why = "the rollout of Shim/" + target.shim + " generation " +
-                  std::to_string(target.generation) + " is halted: node " + failed->lease.holder +
-                  " failed (" + failed->lease.failed + "); Lease " + failed->lease.name;
+        out.why =
+            "the rollout of Shim/" + target.shim + " is halted: " + halt_message(failed->lease);
         return out;
     }
     // Ours from before (a restart after a crash, or a renewal this node is still doing): keep it.
@@ -185,6 +186,15 @@ next_slot_expiry(const std::vector<SlotSeen>& slots) {
         }
     }
     return next;
+}
+
+std::string halt_message(const SlotLease& failed) {
+    const std::string ns = failed.namespace_name.empty() ? "" : "-n " + failed.namespace_name + " ";
+    return "node " + failed.holder + " failed at generation " + std::to_string(failed.generation) +
+           ": " + failed.failed +
+           ". No other node starts this generation. Resume with a new generation of the Shim (fix "
+           "its spec), or retry this one with `kubectl " +
+           ns + "delete lease " + failed.name + "`";
 }
 
 } // namespace shimkeeper::cluster::model

@@ -33,6 +33,7 @@ std::string slot_lease_name(std::string_view shim, int index);
 
 struct SlotLease {
     std::string name;
+    std::string namespace_name;
     std::string shim; // empty: not a slot Lease (the coordinator's, or someone else's)
     std::string uid;
     long generation = 0;
@@ -102,5 +103,10 @@ next_slot_expiry(const std::vector<SlotSeen>& slots);
 
 // The failed slot of `target`'s generation, if any.
 const SlotSeen* failed_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target);
+
+// Why a rollout halted, the one wording of the RolloutHalted condition, a waiting node's log and
+// `status`: the node, the generation, its reason and the two ways to resume (a new generation,
+// or `kubectl delete lease` of the failed slot).
+std::string halt_message(const SlotLease& failed);
 
 } // namespace shimkeeper::cluster::model
