@@ -2,7 +2,8 @@
 // (ServiceAccount shimkeeper-system/shimkeeper-coordinator), typically on control-plane machines
 // (units/shimkeeper-coordinator.service). Node agents never coordinate: their credentials reach
 // only their own Node and slot. Several may run; one leads through the Lease
-// `shimkeeper-coordinator` (kube/coordinator.hpp), the others stand by with one watch each.
+// `shimkeeper-coordinator` (cluster/coordinator/coordinator.hpp), the others stand by with one
+// watch each.
 //
 // It reads only `[kube] kubeconfig` and `namespace` from the -c file. The loop is the
 // coordinator's own curl-multi loop, turned in slices of at most 200 ms so that SIGTERM and the

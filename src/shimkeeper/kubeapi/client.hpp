@@ -1,5 +1,5 @@
 // The REST verbs on Kubernetes objects, as JSON. Calls block (they are short; the daemon's
-// reconcile is synchronous anyway); watches stream through kube/watch.hpp instead. Any non-2xx
+// reconcile is synchronous anyway); watches stream through watch.hpp instead. Any non-2xx
 // answer becomes an Error carrying the API's Status message (see api_error.hpp).
 #pragma once
 

@@ -1,6 +1,6 @@
 // A kubeconfig file (client-go's format) reduced to what one connection needs: the current
 // context's server, its CA, and its user's credentials. YAML is read here only; everything else in
-// kube/ speaks JSON.
+// kubeapi/ speaks JSON.
 //
 // Refused, with the file and the field named: no current context, dangling names, a server that
 // is not https (TLS verification is always on, insecure-skip-tls-verify included), credentials we

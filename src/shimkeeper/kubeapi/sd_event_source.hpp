@@ -1,5 +1,5 @@
-// Owners for the sd-event objects kube/ creates (the daemon has its own in daemon/; kube/ may
-// not depend on daemon/).
+// Owners for the sd-event objects kubeapi/ creates (the daemon has its own in daemon/; kubeapi/
+// may not depend on daemon/).
 #pragma once
 
 #include <memory>

@@ -1,10 +1,10 @@
 // What the node agent watches in cluster mode (`shimkeeper run`): one curl-multi loop on its own
 // sd_event carrying the node's watches (Shims, its own Node, the namespace's Leases for the
 // rollout slots), and the timers that wake a node waiting for a slot. The daemon plugs the loop's
-// fd into its own loop as a change source (cli/cluster_watches.hpp). Agents do not coordinate:
-// the cluster-wide work is `shimkeeper coordinate`'s, under an identity of its own. [kube] is
-// read once, at start: a changed kubeconfig path takes `systemctl restart shimkeeper` (files in
-// shims.d/ are still picked up live).
+// fd into its own loop as a change source. Agents do not coordinate: the cluster-wide work is
+// `shimkeeper coordinate`'s, under an identity of its own. [kube] is read once, at start: a
+// changed kubeconfig path takes `systemctl restart shimkeeper` (files in shims.d/ are still
+// picked up live).
 #pragma once
 
 #include "shimkeeper/cluster/agent/cluster_watch.hpp"
