@@ -17,7 +17,7 @@ json node_with(const json& labels, const json& annotations) {
     return {{"metadata", {{"name", "node-a"}, {"labels", labels}, {"annotations", annotations}}}};
 }
 
-TEST(KubeNodeState, InstalledAddsLabelAndAnnotation) {
+TEST(ClusterNodeState, InstalledAddsLabelAndAnnotation) {
     auto patch = node_patch(shim_keys_of(node_with(json::object(), json::object())),
                             {{"demo", installed(3)}}, {});
     ASSERT_TRUE(patch);
@@ -30,7 +30,7 @@ TEST(KubeNodeState, InstalledAddsLabelAndAnnotation) {
     EXPECT_EQ(said->digest, "sha256:aa");
 }
 
-TEST(KubeNodeState, SameStateAtAnotherTimeIsNoPatch) {
+TEST(ClusterNodeState, SameStateAtAnotherTimeIsNoPatch) {
     const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}, {"zone", "a"}},
                                 {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
     NodeShimState later = installed(3);
@@ -39,7 +39,7 @@ TEST(KubeNodeState, SameStateAtAnotherTimeIsNoPatch) {
     EXPECT_TRUE(node_patch(shim_keys_of(node), {{"demo", installed(4)}}, {}));
 }
 
-TEST(KubeNodeState, FailedTakesTheLabelOffAndSaysWhy) {
+TEST(ClusterNodeState, FailedTakesTheLabelOffAndSaysWhy) {
     const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}},
                                 {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
     NodeShimState failed{ShimState::failed, 4, "", "HTTP 404 from https://x", "t"};
@@ -52,7 +52,7 @@ TEST(KubeNodeState, FailedTakesTheLabelOffAndSaysWhy) {
     EXPECT_EQ(said->reason, "HTTP 404 from https://x");
 }
 
-TEST(KubeNodeState, ForgetRemovesOnlyShimkeeperKeysOfThatShim) {
+TEST(ClusterNodeState, ForgetRemovesOnlyShimkeeperKeysOfThatShim) {
     const json node = node_with({{"shim.containerd.x-k8s.io/old", "true"}, {"zone", "a"}},
                                 {{"shim.containerd.x-k8s.io/old", "{}"}, {"note", "x"}});
     auto patch = node_patch(shim_keys_of(node), {}, {"old", "never-there"});
@@ -62,7 +62,7 @@ TEST(KubeNodeState, ForgetRemovesOnlyShimkeeperKeysOfThatShim) {
         "annotations": {"shim.containerd.x-k8s.io/old": null}}})"));
 }
 
-TEST(KubeNodeState, AHandEditedAnnotationIsRewritten) {
+TEST(ClusterNodeState, AHandEditedAnnotationIsRewritten) {
     const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}},
                                 {{"shim.containerd.x-k8s.io/demo", "not json"}});
     EXPECT_FALSE(node_shim_state_of("not json"));

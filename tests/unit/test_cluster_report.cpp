@@ -14,7 +14,7 @@ using model::ShimState;
 using nlohmann::json;
 using namespace fixtures;
 
-TEST(CliClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
+TEST(ClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
     const json demo = shim_object("demo", 2, k_sha_a);
     ClusterReading reading;
     reading.shims = {on_node(demo, true), on_node(shim_object("other", 1, k_sha_b), false)};
@@ -29,7 +29,7 @@ TEST(CliClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
     EXPECT_NE(std::ranges::find(report.forget, "other"), report.forget.end());
 }
 
-TEST(CliClusterReport, AFailedUpgradeIsFailedWithTheReasonEvenThoughTheOldOneRuns) {
+TEST(ClusterReport, AFailedUpgradeIsFailedWithTheReasonEvenThoughTheOldOneRuns) {
     const json old_demo = shim_object("demo", 2, k_sha_a);
     const json new_demo = shim_object("demo", 3, k_sha_b);
     ClusterReading reading;
@@ -46,7 +46,7 @@ TEST(CliClusterReport, AFailedUpgradeIsFailedWithTheReasonEvenThoughTheOldOneRun
     EXPECT_FALSE(report.wanted.at("demo").labelled());
 }
 
-TEST(CliClusterReport, AShimAFileWonIsAConflictNamingTheFile) {
+TEST(ClusterReport, AShimAFileWonIsAConflictNamingTheFile) {
     const json demo = shim_object("demo", 1, k_sha_a);
     ClusterReading reading;
     reading.shims = {on_node(demo, true)};
@@ -59,7 +59,7 @@ TEST(CliClusterReport, AShimAFileWonIsAConflictNamingTheFile) {
     EXPECT_NE(report.wanted.at("demo").reason.find("shims.d/demo.toml"), std::string::npos);
 }
 
-TEST(CliClusterReport, NoRestartIsInstallingNotInstalled) {
+TEST(ClusterReport, NoRestartIsInstallingNotInstalled) {
     const json demo = shim_object("demo", 1, k_sha_a);
     ClusterReading reading;
     reading.shims = {on_node(demo, true)};
@@ -72,7 +72,7 @@ TEST(CliClusterReport, NoRestartIsInstallingNotInstalled) {
     EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::installing);
 }
 
-TEST(CliClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
+TEST(ClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
     const json demo = shim_object("demo", 1, k_sha_a);
     ClusterReading reading;
     reading.shims = {on_node(demo, false)};
@@ -87,7 +87,7 @@ TEST(CliClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
     EXPECT_FALSE(report.wanted.at("demo").labelled());
 }
 
-TEST(CliClusterReport, AnInvalidSelectingShimIsFailedWithTheValidationError) {
+TEST(ClusterReport, AnInvalidSelectingShimIsFailedWithTheValidationError) {
     ClusterReading reading;
     auto bad = on_node(shim_object("demo", 5, "short"), true);
     bad.invalid = "Shim/demo: spec.fetchStrategy.anonHttp.sha256 is not 64 hex digits";

@@ -36,7 +36,7 @@ std::vector<std::string> names(const std::vector<SlotNeed>& needs) {
     return out;
 }
 
-TEST(CliRolloutGate, InstallUpgradeAndRemovalOfARollingShimNeedASlotNothingElseDoes) {
+TEST(ClusterRolloutGate, InstallUpgradeAndRemovalOfARollingShimNeedASlotNothingElseDoes) {
     const json fresh = rolling(shim_object("fresh", 1, k_sha_a));       // not installed yet
     const json upgraded = rolling(shim_object("upgraded", 2, k_sha_b)); // runs k_sha_a now
     const json same = rolling(shim_object("same", 3, k_sha_a));         // runs exactly this
@@ -58,7 +58,7 @@ TEST(CliRolloutGate, InstallUpgradeAndRemovalOfARollingShimNeedASlotNothingElseD
     EXPECT_EQ(needs[1].target->slots, 2);
 }
 
-TEST(CliRolloutGate, APercentageWaitsForTheCoordinatorsSlotCount) {
+TEST(ClusterRolloutGate, APercentageWaitsForTheCoordinatorsSlotCount) {
     json shim = rolling(shim_object("spin", 1, k_sha_a), "25%");
     ClusterReading reading;
     reading.shims = {on_node(shim, true)};
@@ -75,7 +75,7 @@ TEST(CliRolloutGate, APercentageWaitsForTheCoordinatorsSlotCount) {
     EXPECT_EQ(needs[0].target->slots, 2);
 }
 
-TEST(CliRolloutGate, AShimHeldBackStaysAsTheNodeRunsItOrAbsent) {
+TEST(ClusterRolloutGate, AShimHeldBackStaysAsTheNodeRunsItOrAbsent) {
     const json old_up = rolling(shim_object("upgraded", 1, k_sha_a));
     const json up = rolling(shim_object("upgraded", 2, k_sha_b));
     const json fresh = rolling(shim_object("fresh", 1, k_sha_a));
@@ -99,7 +99,7 @@ TEST(CliRolloutGate, AShimHeldBackStaysAsTheNodeRunsItOrAbsent) {
     }
 }
 
-TEST(CliRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
+TEST(ClusterRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
     const json up = rolling(shim_object("upgraded", 2, k_sha_b));
     ClusterReading reading;
     reading.shims = {on_node(up, true)};
@@ -124,7 +124,7 @@ ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock
     return {{target.shim, ClaimedSlot{HeldSlot{target, lease}, at}}};
 }
 
-TEST(CliRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNow) {
+TEST(ClusterRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNow) {
     const auto now = std::chrono::steady_clock::now();
     ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2}, now - std::chrono::seconds(1));
     auto used = use_claimed(claimed, {"demo", "u-demo", 3, 5}, now);
@@ -135,7 +135,7 @@ TEST(CliRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNo
     EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 5}, now));
 }
 
-TEST(CliRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeReleased) {
+TEST(ClusterRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeReleased) {
     const auto now = std::chrono::steady_clock::now();
     ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2}, now);
     EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 4, 2}, now));
@@ -144,7 +144,7 @@ TEST(CliRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeReleased)
     EXPECT_EQ(claimed.size(), 1U);
 }
 
-TEST(CliRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARenewal) {
+TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARenewal) {
     const auto now = std::chrono::steady_clock::now();
     ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2},
                                  now - k_slot_lease_duration / 3 - std::chrono::milliseconds(1));

@@ -40,12 +40,12 @@ SlotSeen slot(int index, const std::string& holder, const RolloutTarget& target 
     return {slot_lease_of(lease), seen};
 }
 
-TEST(KubeRolloutPolicy, NoStrategyOrRecreateChangesEveryNodeAtOnce) {
+TEST(ClusterRolloutPolicy, NoStrategyOrRecreateChangesEveryNodeAtOnce) {
     EXPECT_FALSE(rollout_policy_of(shim_with(nullptr))->rolling);
     EXPECT_FALSE(rollout_policy_of(shim_with({{"type", "recreate"}}))->rolling);
 }
 
-TEST(KubeRolloutPolicy, RollingDefaultsToOneNodeAndTakesACountOrAPercentage) {
+TEST(ClusterRolloutPolicy, RollingDefaultsToOneNodeAndTakesACountOrAPercentage) {
     auto bare = rollout_policy_of(shim_with(json::object()));
     ASSERT_TRUE(bare);
     EXPECT_TRUE(bare->rolling);
@@ -60,7 +60,7 @@ TEST(KubeRolloutPolicy, RollingDefaultsToOneNodeAndTakesACountOrAPercentage) {
     EXPECT_EQ(resolve_slots(*percent, 1000), 250);
 }
 
-TEST(KubeRolloutPolicy, BadStrategiesAreRefusedNamingTheField) {
+TEST(ClusterRolloutPolicy, BadStrategiesAreRefusedNamingTheField) {
     for (const json& bad :
          {json{{"type", "canary"}}, json{{"rolling", {{"maxUpdate", 0}}}},
           json{{"rolling", {{"maxUpdate", "0%"}}}}, json{{"rolling", {{"maxUpdate", "101%"}}}},
@@ -74,7 +74,7 @@ TEST(KubeRolloutPolicy, BadStrategiesAreRefusedNamingTheField) {
     }
 }
 
-TEST(KubeRolloutPolicy, ANodeReadsAPercentageFromTheCoordinatorsStatus) {
+TEST(ClusterRolloutPolicy, ANodeReadsAPercentageFromTheCoordinatorsStatus) {
     auto percent = *rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", "50%"}}}}));
     EXPECT_EQ(slots_for_node(percent, shim_with(nullptr)), std::nullopt);
     EXPECT_EQ(slots_for_node(percent, shim_with(nullptr, {{"slots", 4}})), 4);
@@ -82,21 +82,21 @@ TEST(KubeRolloutPolicy, ANodeReadsAPercentageFromTheCoordinatorsStatus) {
     EXPECT_EQ(slots_for_node(count, shim_with(nullptr)), 3);
 }
 
-TEST(KubeSlotDecision, AMissingSlotIsTakenByCreateStartingWhereTheNodeStarts) {
+TEST(ClusterSlotDecision, AMissingSlotIsTakenByCreateStartingWhereTheNodeStarts) {
     SlotDecision decision = decide_slot({}, k_target, "n1", 7);
     EXPECT_EQ(decision.kind, Kind::take);
     EXPECT_EQ(decision.index, 1); // 7 % 3
     EXPECT_EQ(decision.existing, nullptr);
 }
 
-TEST(KubeSlotDecision, EveryLiveSlotBusyMeansWaitNamingTheHolders) {
+TEST(ClusterSlotDecision, EveryLiveSlotBusyMeansWaitNamingTheHolders) {
     std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b"), slot(2, "c")};
     SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(decision.kind, Kind::wait);
     EXPECT_NE(decision.why.find("3 busy: a b c"), std::string::npos) << decision.why;
 }
 
-TEST(KubeSlotDecision, AnExpiredSlotOfAnotherNodeIsLeftToTheCoordinator) {
+TEST(ClusterSlotDecision, AnExpiredSlotOfAnotherNodeIsLeftToTheCoordinator) {
     const auto long_ago = Clock::now() - seconds(16);
     std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b", k_target, "", long_ago), slot(2, "c")};
     SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
@@ -112,7 +112,7 @@ TEST(KubeSlotDecision, AnExpiredSlotOfAnotherNodeIsLeftToTheCoordinator) {
     EXPECT_EQ(decision.existing, nullptr);
 }
 
-TEST(KubeSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesTheRest) {
+TEST(ClusterSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesTheRest) {
     const auto now = Clock::now();
     const auto long_ago = now - seconds(16);
     RolloutTarget older = k_target;
@@ -137,7 +137,7 @@ TEST(KubeSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesTheR
     EXPECT_EQ(next_slot_expiry(slots), now + seconds(15));
 }
 
-TEST(KubeSlotDecision, AFailedSlotOfThisGenerationHaltsEveryNodeAndNeverExpires) {
+TEST(ClusterSlotDecision, AFailedSlotOfThisGenerationHaltsEveryNodeAndNeverExpires) {
     const auto long_ago = Clock::now() - seconds(3600);
     std::vector<SlotSeen> slots{slot(2, "bad", k_target, "containerd refused it", long_ago)};
     SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
@@ -149,7 +149,7 @@ TEST(KubeSlotDecision, AFailedSlotOfThisGenerationHaltsEveryNodeAndNeverExpires)
     EXPECT_EQ(decide_slot(slots, k_target, "bad", 0).kind, Kind::halted);
 }
 
-TEST(KubeSlotDecision, AFailureOfAnOlderGenerationOrAnotherShimUidDoesNotHaltButIsNotTaken) {
+TEST(ClusterSlotDecision, AFailureOfAnOlderGenerationOrAnotherShimUidDoesNotHaltButIsNotTaken) {
     RolloutTarget older = k_target;
     older.generation = 3;
     RolloutTarget recreated = k_target;
@@ -164,7 +164,7 @@ TEST(KubeSlotDecision, AFailureOfAnOlderGenerationOrAnotherShimUidDoesNotHaltBut
     EXPECT_EQ(decision.existing, nullptr);
 }
 
-TEST(KubeSlotDecision, ANodeKeepsItsOwnSlotAcrossARestartAndMovesItToANewGeneration) {
+TEST(ClusterSlotDecision, ANodeKeepsItsOwnSlotAcrossARestartAndMovesItToANewGeneration) {
     std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "n1")};
     SlotDecision same = decide_slot(slots, k_target, "n1", 0);
     EXPECT_EQ(same.kind, Kind::hold);
@@ -176,7 +176,7 @@ TEST(KubeSlotDecision, ANodeKeepsItsOwnSlotAcrossARestartAndMovesItToANewGenerat
     EXPECT_EQ(moved.index, 1);
 }
 
-TEST(KubeSlotLease, TheLeaseNamesTheShimUidAndGenerationAndATakeoverDropsTheFailure) {
+TEST(ClusterSlotLease, TheLeaseNamesTheShimUidAndGenerationAndATakeoverDropsTheFailure) {
     json old = slot(0, "bad", k_target, "reason").lease.object;
     RolloutTarget next = k_target;
     next.generation = 5;
@@ -192,7 +192,7 @@ TEST(KubeSlotLease, TheLeaseNamesTheShimUidAndGenerationAndATakeoverDropsTheFail
     EXPECT_EQ(parsed.duration, seconds(15));
 }
 
-TEST(KubeSlotLease, ALongShimNameStillGivesAValidDistinctLeaseName) {
+TEST(ClusterSlotLease, ALongShimNameStillGivesAValidDistinctLeaseName) {
     const std::string a(250, 'a');
     const std::string b = std::string(249, 'a') + "b";
     EXPECT_LE(slot_lease_name(a, 12).size(), 253U);
@@ -207,7 +207,7 @@ kubeapi::WatchEvent event(kubeapi::WatchEvent::Kind kind, json object) {
     return out;
 }
 
-TEST(KubeSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
+TEST(ClusterSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
     SlotBoard board;
     std::vector<std::string> told;
     std::vector<bool> freed;
@@ -237,7 +237,7 @@ TEST(KubeSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
     EXPECT_EQ(told.size(), 4U);
 }
 
-TEST(KubeSlotBoard, SlotsArriveInAnyOrderAndAreKeptInNameOrderOneEach) {
+TEST(ClusterSlotBoard, SlotsArriveInAnyOrderAndAreKeptInNameOrderOneEach) {
     SlotBoard board;
     for (int index : {2, 0, 1, 0}) {
         board.apply(event(kubeapi::WatchEvent::Kind::added,
@@ -255,7 +255,7 @@ TEST(KubeSlotBoard, SlotsArriveInAnyOrderAndAreKeptInNameOrderOneEach) {
     EXPECT_EQ(board.slots()[1].lease.name, "spin-slot-2");
 }
 
-TEST(KubeSlotBoard, TheSameVersionSeenAgainKeepsItsClockRunning) {
+TEST(ClusterSlotBoard, TheSameVersionSeenAgainKeepsItsClockRunning) {
     SlotBoard board;
     json lease = slot(0, "a").lease.object;
     board.apply(event(kubeapi::WatchEvent::Kind::added, lease));
@@ -264,7 +264,7 @@ TEST(KubeSlotBoard, TheSameVersionSeenAgainKeepsItsClockRunning) {
     EXPECT_EQ(board.slots()[0].seen, first);
 }
 
-TEST(KubeSlotBoard, AListedLeaseIsAsOldAsItsRenewTime) {
+TEST(ClusterSlotBoard, AListedLeaseIsAsOldAsItsRenewTime) {
     json lease = slot(0, "a").lease.object;
     lease["spec"]["renewTime"] = "2026-11-24T10:00:00.000000Z";
     const auto now = std::chrono::sys_days(std::chrono::year{2026} / 11 / 24) +
@@ -275,7 +275,7 @@ TEST(KubeSlotBoard, AListedLeaseIsAsOldAsItsRenewTime) {
               "holder a did not renew it within 15 s");
 }
 
-TEST(KubeRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamingNodeAndResume) {
+TEST(ClusterRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamingNodeAndResume) {
     json shim = shim_with({{"rolling", {{"maxUpdate", "50%"}}}});
     Rollup rollup;
     rollup.generation = 4;

@@ -22,7 +22,7 @@ ShimIdentity identity_of(const json& object) {
     return identity.value_or(ShimIdentity{});
 }
 
-TEST(KubeRuntimeClass, NameAndHandlerComeFromTheShimWithItsNameAsDefault) {
+TEST(ClusterRuntimeClass, NameAndHandlerComeFromTheShimWithItsNameAsDefault) {
     EXPECT_EQ(identity_of(shim()).runtime_class, "wasm-spin");
     EXPECT_EQ(identity_of(shim()).handler, "spin");
     json bare = shim();
@@ -32,7 +32,7 @@ TEST(KubeRuntimeClass, NameAndHandlerComeFromTheShimWithItsNameAsDefault) {
     EXPECT_EQ(identity.handler, "spin-v2");
 }
 
-TEST(KubeRuntimeClass, ABadNameOrHandlerIsRefusedNamingTheField) {
+TEST(ClusterRuntimeClass, ABadNameOrHandlerIsRefusedNamingTheField) {
     json bad = shim();
     bad["spec"]["runtimeClass"]["name"] = "Not_Valid";
     auto identity = shim_identity_of(bad);
@@ -47,7 +47,7 @@ TEST(KubeRuntimeClass, ABadNameOrHandlerIsRefusedNamingTheField) {
               "Shim/spin-v2: spec.handler must be a string, not number");
 }
 
-TEST(KubeRuntimeClass, TheDesiredObjectSchedulesOnTheInstalledLabelAndSaysWhoseItIs) {
+TEST(ClusterRuntimeClass, TheDesiredObjectSchedulesOnTheInstalledLabelAndSaysWhoseItIs) {
     json desired = desired_runtime_class(identity_of(shim()), shim());
     EXPECT_EQ(desired["metadata"]["name"], "wasm-spin");
     EXPECT_EQ(desired["handler"], "spin");
@@ -58,7 +58,7 @@ TEST(KubeRuntimeClass, TheDesiredObjectSchedulesOnTheInstalledLabelAndSaysWhoseI
     EXPECT_EQ(runtime_class_owner(desired), "spin-v2");
 }
 
-TEST(KubeRuntimeClass, MissingIsCreatedAndOursUnchangedIsKept) {
+TEST(ClusterRuntimeClass, MissingIsCreatedAndOursUnchangedIsKept) {
     ShimIdentity identity = identity_of(shim());
     json desired = desired_runtime_class(identity, shim());
     EXPECT_EQ(plan_runtime_class(nullptr, desired, identity).action,
@@ -71,7 +71,7 @@ TEST(KubeRuntimeClass, MissingIsCreatedAndOursUnchangedIsKept) {
     EXPECT_EQ(plan.condition.status, ConditionStatus::true_);
 }
 
-TEST(KubeRuntimeClass, OursWithAnotherSelectorIsPatchedAndAnotherHandlerReplaced) {
+TEST(ClusterRuntimeClass, OursWithAnotherSelectorIsPatchedAndAnotherHandlerReplaced) {
     ShimIdentity identity = identity_of(shim());
     json desired = desired_runtime_class(identity, shim());
     json existing = desired;
@@ -87,7 +87,7 @@ TEST(KubeRuntimeClass, OursWithAnotherSelectorIsPatchedAndAnotherHandlerReplaced
               RuntimeClassPlan::Action::replace);
 }
 
-TEST(KubeRuntimeClass, AForeignOneOrAnotherShimsIsAConflictNeverAChange) {
+TEST(ClusterRuntimeClass, AForeignOneOrAnotherShimsIsAConflictNeverAChange) {
     ShimIdentity identity = identity_of(shim());
     json desired = desired_runtime_class(identity, shim());
     json foreign = {{"metadata", {{"name", "wasm-spin"}}}, {"handler", "spin"}};
@@ -107,7 +107,7 @@ TEST(KubeRuntimeClass, AForeignOneOrAnotherShimsIsAConflictNeverAChange) {
               RuntimeClassPlan::Action::conflict);
 }
 
-TEST(KubeRuntimeClass, ANameTheNodeAcceptsButTheApiWouldRefuseGetsNoRuntimeClass) {
+TEST(ClusterRuntimeClass, ANameTheNodeAcceptsButTheApiWouldRefuseGetsNoRuntimeClass) {
     json dotted = shim();
     dotted["spec"]["handler"] = "spin.v2"; // a fine containerd handler, not a DNS label
     ShimIdentity identity = identity_of(dotted);

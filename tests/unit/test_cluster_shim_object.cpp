@@ -33,12 +33,12 @@ std::string error_of(const json& shim, const std::string& arch = "amd64") {
     return spec ? std::string() : spec.error().message();
 }
 
-TEST(KubeShimObject, ShimsAreAClusterScopedResourceOfTheirGroup) {
+TEST(ClusterShimObject, ShimsAreAClusterScopedResourceOfTheirGroup) {
     EXPECT_EQ(kubeapi::object_path(shims_resource(), "", "spin").value(),
               "/apis/containerd.x-k8s.io/v1alpha1/shims/spin");
 }
 
-TEST(KubeShimObject, AGoodShimIsTheSameSpecAsItsTomlForm) {
+TEST(ClusterShimObject, AGoodShimIsTheSameSpecAsItsTomlForm) {
     auto spec = shim_spec_of(good_shim(), "amd64");
     ASSERT_TRUE(spec) << spec.error().message();
     EXPECT_EQ(spec->name, "spin-v2");
@@ -53,7 +53,7 @@ TEST(KubeShimObject, AGoodShimIsTheSameSpecAsItsTomlForm) {
     EXPECT_EQ(spec->location.to_string(), "Shim/spin-v2@42");
 }
 
-TEST(KubeShimObject, HandlerDefaultsToTheNameAndBothSpellingsOfTheTypeAreAccepted) {
+TEST(ClusterShimObject, HandlerDefaultsToTheNameAndBothSpellingsOfTheTypeAreAccepted) {
     json shim = good_shim();
     shim["spec"].erase("handler");
     shim["spec"]["fetchStrategy"]["type"] = "annonymousHttp";
@@ -62,7 +62,7 @@ TEST(KubeShimObject, HandlerDefaultsToTheNameAndBothSpellingsOfTheTypeAreAccepte
     EXPECT_EQ(spec->handler, "spin-v2");
 }
 
-TEST(KubeShimObject, ThePlatformOfThisNodeIsChosen) {
+TEST(ClusterShimObject, ThePlatformOfThisNodeIsChosen) {
     json shim = good_shim();
     shim["spec"]["fetchStrategy"].erase("anonHttp");
     shim["spec"]["fetchStrategy"]["platforms"] = json::array(
@@ -74,7 +74,7 @@ TEST(KubeShimObject, ThePlatformOfThisNodeIsChosen) {
               std::string::npos);
 }
 
-TEST(KubeShimObject, EveryBadFieldIsNamedWithTheObject) {
+TEST(ClusterShimObject, EveryBadFieldIsNamedWithTheObject) {
     struct Case {
         std::function<void(json&)> spoil;
         std::string expected;
@@ -107,7 +107,7 @@ TEST(KubeShimObject, EveryBadFieldIsNamedWithTheObject) {
     }
 }
 
-TEST(KubeShimObject, AnOciStrategyIsTheSameSpecAsTomlOci) {
+TEST(ClusterShimObject, AnOciStrategyIsTheSameSpecAsTomlOci) {
     json shim = good_shim();
     const std::string reference = "registry.example.org:5000/shims/spin:1.0@sha256:" + k_sha;
     shim["spec"]["fetchStrategy"] = {{"type", "oci"},
@@ -132,7 +132,7 @@ TEST(KubeShimObject, AnOciStrategyIsTheSameSpecAsTomlOci) {
               std::string::npos);
 }
 
-TEST(KubeShimObject, UnverifiedNeedsAllowUnverified) {
+TEST(ClusterShimObject, UnverifiedNeedsAllowUnverified) {
     json shim = good_shim();
     shim["spec"]["fetchStrategy"]["anonHttp"].erase("sha256");
     shim["spec"]["allowUnverified"] = true;
@@ -142,7 +142,7 @@ TEST(KubeShimObject, UnverifiedNeedsAllowUnverified) {
     EXPECT_TRUE(spec->allow_unverified);
 }
 
-TEST(KubeShimObject, NodeSelectorMatchesAllItsLabels) {
+TEST(ClusterShimObject, NodeSelectorMatchesAllItsLabels) {
     json shim = good_shim();
     shim["spec"]["nodeSelector"] = {{"wasm", "true"}, {"zone", "a"}};
     EXPECT_TRUE(selects_node(shim, {{"wasm", "true"}, {"zone", "a"}, {"other", "x"}}));
@@ -150,7 +150,7 @@ TEST(KubeShimObject, NodeSelectorMatchesAllItsLabels) {
     EXPECT_FALSE(selects_node(shim, {{"wasm", "false"}, {"zone", "a"}}));
 }
 
-TEST(KubeShimObject, WithoutASelectorEveryNodeButTheControlPlane) {
+TEST(ClusterShimObject, WithoutASelectorEveryNodeButTheControlPlane) {
     const json shim = good_shim();
     EXPECT_TRUE(selects_node(shim, {{"kubernetes.io/os", "linux"}}));
     EXPECT_FALSE(selects_node(shim, {{"node-role.kubernetes.io/control-plane", ""}}));

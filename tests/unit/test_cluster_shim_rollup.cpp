@@ -44,7 +44,7 @@ NodeViews fleet() {
     return nodes;
 }
 
-TEST(KubeShimRollup, CountsSelectedInstalledFailedAndUpdatingAtTheCurrentGeneration) {
+TEST(ClusterShimRollup, CountsSelectedInstalledFailedAndUpdatingAtTheCurrentGeneration) {
     Rollup result = rollup(shim(), fleet());
     EXPECT_EQ(result.generation, 3);
     EXPECT_EQ(result.counts, (NodeCounts{5, 1, 1, 3}));
@@ -52,7 +52,7 @@ TEST(KubeShimRollup, CountsSelectedInstalledFailedAndUpdatingAtTheCurrentGenerat
     EXPECT_EQ(result.carrying, (std::vector<std::string>{"a", "b", "c", "d", "e", "g"}));
 }
 
-TEST(KubeShimRollup, InstalledNeedsTheLabelAsWellAsTheAnnotation) {
+TEST(ClusterShimRollup, InstalledNeedsTheLabelAsWellAsTheAnnotation) {
     const std::string key = "shim.containerd.x-k8s.io/spin";
     NodeViews nodes;
     nodes.emplace("a", node("a", {{"wasm", "true"}}, {{key, annotation("installed", 3)}}));
@@ -62,7 +62,7 @@ TEST(KubeShimRollup, InstalledNeedsTheLabelAsWellAsTheAnnotation) {
     EXPECT_EQ(rollup(shim(), nodes).counts, (NodeCounts{3, 0, 0, 3}));
 }
 
-TEST(KubeShimRollup, NoSelectorMeansEveryNodeButTheControlPlane) {
+TEST(ClusterShimRollup, NoSelectorMeansEveryNodeButTheControlPlane) {
     json any = shim();
     any["spec"].erase("nodeSelector");
     NodeViews nodes;
@@ -75,7 +75,7 @@ const json* condition(const json& status, const std::string& type) {
     return find_condition(status["conditions"], type);
 }
 
-TEST(KubeShimRollup, ReadyWhenEverySelectedNodeRunsThisGeneration) {
+TEST(ClusterShimRollup, ReadyWhenEverySelectedNodeRunsThisGeneration) {
     const std::string key = "shim.containerd.x-k8s.io/spin";
     NodeViews nodes;
     nodes.emplace(
@@ -90,7 +90,7 @@ TEST(KubeShimRollup, ReadyWhenEverySelectedNodeRunsThisGeneration) {
     EXPECT_EQ((*condition(status, "Progressing"))["reason"], "Complete");
 }
 
-TEST(KubeShimRollup, FailuresAreNamedAndNodesOnTheirWayAreProgress) {
+TEST(ClusterShimRollup, FailuresAreNamedAndNodesOnTheirWayAreProgress) {
     json status = desired_status(shim(), rollup(shim(), fleet()), std::nullopt, "T1");
     const json& ready = *condition(status, "Ready");
     EXPECT_EQ(ready["status"], "False");
@@ -102,13 +102,13 @@ TEST(KubeShimRollup, FailuresAreNamedAndNodesOnTheirWayAreProgress) {
     EXPECT_EQ(progressing["reason"], "Updating");
 }
 
-TEST(KubeShimRollup, NoSelectedNodeIsNotReady) {
+TEST(ClusterShimRollup, NoSelectedNodeIsNotReady) {
     json status = desired_status(shim(), rollup(shim(), {}), std::nullopt, "T1");
     EXPECT_EQ((*condition(status, "Ready"))["reason"], "NoNodesSelected");
     EXPECT_EQ((*condition(status, "Ready"))["status"], "False");
 }
 
-TEST(KubeShimRollup, ADeletedShimReportsTheNodesStillCarryingIt) {
+TEST(ClusterShimRollup, ADeletedShimReportsTheNodesStillCarryingIt) {
     json deleted = shim();
     deleted["metadata"]["deletionTimestamp"] = "2026-11-24T00:00:00Z";
     json status = desired_status(deleted, rollup(deleted, fleet()), std::nullopt, "T1");
@@ -119,7 +119,7 @@ TEST(KubeShimRollup, ADeletedShimReportsTheNodesStillCarryingIt) {
               std::string::npos);
 }
 
-TEST(KubeShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
+TEST(ClusterShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
     json object = shim();
     object["status"] = desired_status(object, rollup(object, fleet()), std::nullopt, "T1");
     // The same facts later: nothing to write.
@@ -140,7 +140,7 @@ TEST(KubeShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
     EXPECT_EQ((*condition(ready, "Ready"))["lastTransitionTime"], "T4");
 }
 
-TEST(KubeShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnown) {
+TEST(ClusterShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnown) {
     json object = shim();
     object["status"]["conditions"] = json::array({{{"type", "RolloutHalted"},
                                                    {"status", "False"},
@@ -162,7 +162,7 @@ TEST(KubeShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnown) 
     EXPECT_EQ(set["conditions"].size(), 4u);
 }
 
-TEST(KubeNodeShimState, NodeViewsKeepLabelsAndOnlyShimkeepersAnnotations) {
+TEST(ClusterNodeShimState, NodeViewsKeepLabelsAndOnlyShimkeepersAnnotations) {
     json object = {
         {"metadata",
          {{"name", "a"},
