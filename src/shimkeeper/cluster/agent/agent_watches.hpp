@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace shimkeeper::cluster::agent {
 
