@@ -2,7 +2,7 @@
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
-# kubeconfig only (src/shimkeeper/kube); the API itself speaks JSON.
+# kubeconfig only (src/shimkeeper/kubeapi); the API itself speaks JSON.
 pkg_check_modules(YAMLCPP REQUIRED IMPORTED_TARGET yaml-cpp)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED)

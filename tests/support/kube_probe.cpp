@@ -17,7 +17,8 @@
 // RES: nodes, configmaps, shims, leases, events. NS: "-" for none.
 #include "kube_probe.hpp"
 
-#include "shimkeeper/kube/conflict_retry.hpp"
+#include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/kubeapi/conflict_retry.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -27,11 +28,13 @@
 using namespace shimkeeper;
 using nlohmann::json;
 
-util::Expected<kube::Resource> probe_resource(const std::string& name) {
-    static const std::map<std::string, kube::Resource> k_known = {
-        {"nodes", kube::nodes_resource()},   {"configmaps", kube::config_maps_resource()},
-        {"shims", kube::shims_resource()},   {"leases", kube::leases_resource()},
-        {"events", kube::events_resource()},
+util::Expected<kubeapi::Resource> probe_resource(const std::string& name) {
+    static const std::map<std::string, kubeapi::Resource> k_known = {
+        {"nodes", kubeapi::nodes_resource()},
+        {"configmaps", kubeapi::config_maps_resource()},
+        {"shims", cluster::model::shims_resource()},
+        {"leases", kubeapi::leases_resource()},
+        {"events", kubeapi::events_resource()},
     };
     auto found = k_known.find(name);
     if (found == k_known.end()) {
@@ -61,18 +64,18 @@ int print(const util::Expected<json>& result) {
     return 0;
 }
 
-util::Expected<json> run(kube::Client& client, const std::vector<std::string>& args) {
+util::Expected<json> run(kubeapi::Client& client, const std::vector<std::string>& args) {
     const std::string& command = args.at(0);
-    kube::Resource resource = TRY(probe_resource(args.at(1)));
+    kubeapi::Resource resource = TRY(probe_resource(args.at(1)));
     std::string ns = args.at(2) == "-" ? "" : args.at(2);
     if (command == "get") {
         return client.get(resource, ns, args.at(3));
     }
     if (command == "list") {
-        kube::ListOptions options;
+        kubeapi::ListOptions options;
         options.limit = std::stol(args.at(3));
         options.label_selector = args.size() > 4 ? args[4] : "";
-        kube::ObjectList list = TRY(client.list(resource, ns, options));
+        kubeapi::ObjectList list = TRY(client.list(resource, ns, options));
         json names = json::array();
         for (const auto& item : list.items) {
             names.push_back(item["metadata"]["name"]);
@@ -102,16 +105,17 @@ util::Expected<json> run(kube::Client& client, const std::vector<std::string>& a
         return client.json_patch(resource, ns, args.at(3), json::parse(args.at(5)), args.at(4));
     }
     if (command == "apply") {
-        kube::ApplyOptions options;
+        kubeapi::ApplyOptions options;
         options.field_manager = args.at(3);
-        options.force =
-            args.at(4) == "force" ? kube::ApplyOptions::Force::yes : kube::ApplyOptions::Force::no;
+        options.force = args.at(4) == "force" ? kubeapi::ApplyOptions::Force::yes
+                                              : kubeapi::ApplyOptions::Force::no;
         return client.apply(resource, ns, read_stdin(), options);
     }
     if (command == "retry-annotate") {
         int attempts = 0;
-        return kube::update_with_retry(
-            client, resource, ns, args.at(3), [&](json& object) -> util::Expected<kube::Changed> {
+        return kubeapi::update_with_retry(
+            client, resource, ns, args.at(3),
+            [&](json& object) -> util::Expected<kubeapi::Changed> {
                 if (++attempts == 1) { // another writer gets in between our read and write
                     TRY(client.merge_patch(
                         resource, ns, args.at(3),
@@ -119,7 +123,7 @@ util::Expected<json> run(kube::Client& client, const std::vector<std::string>& a
                 }
                 object["metadata"]["annotations"][args.at(4)] =
                     args.at(5) + "-attempt-" + std::to_string(attempts);
-                return kube::Changed::yes;
+                return kubeapi::Changed::yes;
             });
     }
     return util::fail(util::ErrorCode::invalid_input, "unknown command " + command);
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::vector<std::string> args(argv + 2, argv + argc);
-    auto client = kube::Client::from_kubeconfig(argv[1]);
+    auto client = kubeapi::Client::from_kubeconfig(argv[1]);
     if (!client) {
         return probe_fail(client.error());
     }

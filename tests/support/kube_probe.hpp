@@ -1,14 +1,14 @@
 // Shared between kube-probe's one-shot calls and its long-running commands.
 #pragma once
 
-#include "shimkeeper/kube/client.hpp"
+#include "shimkeeper/kubeapi/client.hpp"
 
 #include <string>
 #include <vector>
 
-shimkeeper::util::Expected<shimkeeper::kube::Resource> probe_resource(const std::string& name);
+shimkeeper::util::Expected<shimkeeper::kubeapi::Resource> probe_resource(const std::string& name);
 int probe_fail(const shimkeeper::util::Error& error);
 // watch, lease, event: runs until done; the exit code.
-int probe_loop_command(shimkeeper::kube::Client& client, const std::vector<std::string>& args);
+int probe_loop_command(shimkeeper::kubeapi::Client& client, const std::vector<std::string>& args);
 // coordinator: runs shimkeeper's coordinator (kube_probe_coordinator.cpp).
-int coordinator_command(shimkeeper::kube::Client& client, const std::vector<std::string>& args);
+int coordinator_command(shimkeeper::kubeapi::Client& client, const std::vector<std::string>& args);

@@ -8,7 +8,7 @@
 //     SIGTERM releases the Lease, prints "RELEASED" and exits 0; exits 0 after RUN-S seconds.
 #include "kube_probe.hpp"
 
-#include "shimkeeper/kube/coordinator.hpp"
+#include "shimkeeper/cluster/coordinator/coordinator.hpp"
 
 #include <algorithm>
 #include <csignal>
@@ -22,9 +22,9 @@ volatile std::sig_atomic_t g_terminated = 0;
 
 } // namespace
 
-int coordinator_command(kube::Client& client, const std::vector<std::string>& args) {
+int coordinator_command(kubeapi::Client& client, const std::vector<std::string>& args) {
     using Clock = std::chrono::steady_clock;
-    kube::CoordinatorSettings settings;
+    cluster::coordinator::CoordinatorSettings settings;
     settings.ns = args.at(1);
     settings.identity = args.at(2);
     const auto until = Clock::now() + std::chrono::seconds(std::stoi(args.at(3)));
@@ -40,13 +40,13 @@ int coordinator_command(kube::Client& client, const std::vector<std::string>& ar
         }
     }
     std::signal(SIGTERM, [](int) { g_terminated = 1; });
-    auto loop = kube::CurlEventLoop::create();
+    auto loop = kubeapi::CurlEventLoop::create();
     if (!loop) {
         return probe_fail(loop.error());
     }
-    kube::Coordinator coordinator(**loop, client, settings,
-                                  {"shimkeeper.containerd.x-k8s.io/agent", settings.identity},
-                                  util::Log(util::LogLevel::debug));
+    cluster::coordinator::Coordinator coordinator(
+        **loop, client, settings, {"shimkeeper.containerd.x-k8s.io/agent", settings.identity},
+        util::Log(util::LogLevel::debug));
     if (auto started = coordinator.start(); !started) {
         return probe_fail(started.error());
     }

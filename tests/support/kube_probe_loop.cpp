@@ -15,9 +15,9 @@
 //     reads the object and emits an events.k8s.io/v1 Event about it; prints the Event.
 #include "kube_probe.hpp"
 
-#include "shimkeeper/kube/event_recorder.hpp"
-#include "shimkeeper/kube/leader_election.hpp"
-#include "shimkeeper/kube/watch.hpp"
+#include "shimkeeper/kubeapi/event_recorder.hpp"
+#include "shimkeeper/kubeapi/leader_election.hpp"
+#include "shimkeeper/kubeapi/watch.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -42,21 +42,21 @@ std::map<std::string, std::string> options_of(const std::vector<std::string>& ar
     return options;
 }
 
-const char* kind_name(kube::WatchEvent::Kind kind) {
+const char* kind_name(kubeapi::WatchEvent::Kind kind) {
     switch (kind) {
-    case kube::WatchEvent::Kind::synced:
+    case kubeapi::WatchEvent::Kind::synced:
         return "SYNCED";
-    case kube::WatchEvent::Kind::added:
+    case kubeapi::WatchEvent::Kind::added:
         return "ADDED";
-    case kube::WatchEvent::Kind::modified:
+    case kubeapi::WatchEvent::Kind::modified:
         return "MODIFIED";
-    case kube::WatchEvent::Kind::deleted:
+    case kubeapi::WatchEvent::Kind::deleted:
         return "DELETED";
     }
     return "?";
 }
 
-int watch_command(kube::Client& client, const std::vector<std::string>& args) {
+int watch_command(kubeapi::Client& client, const std::vector<std::string>& args) {
     auto resource = probe_resource(args.at(1));
     if (!resource) {
         return probe_fail(resource.error());
@@ -65,7 +65,7 @@ int watch_command(kube::Client& client, const std::vector<std::string>& args) {
     int wanted = std::stoi(args.at(3));
     auto deadline = Clock::now() + std::chrono::seconds(std::stoi(args.at(4)));
     auto options = options_of(args, 5);
-    kube::WatchSettings settings;
+    kubeapi::WatchSettings settings;
     settings.label_selector = options["label"];
     settings.field_selector = options["field"];
     settings.resume_from = options["resume"];
@@ -74,26 +74,26 @@ int watch_command(kube::Client& client, const std::vector<std::string>& args) {
     if (!options["timeout"].empty()) {
         settings.min_timeout = std::chrono::seconds(std::stoi(options["timeout"]));
     }
-    auto loop = kube::CurlEventLoop::create();
+    auto loop = kubeapi::CurlEventLoop::create();
     if (!loop) {
         return probe_fail(loop.error());
     }
     int seen = 0;
-    kube::Watch watch(client.connection(), **loop, *resource, ns, settings,
-                      [&](const kube::WatchEvent& event) {
-                          std::string line = kind_name(event.kind);
-                          if (event.kind == kube::WatchEvent::Kind::synced) {
-                              line += " " + std::to_string(event.items.size());
-                              for (const auto& item : event.items) {
-                                  line += " " + item["metadata"].value("name", "");
-                              }
-                          } else {
-                              line += " " + event.object["metadata"].value("name", "");
-                          }
-                          std::printf("%s\n", line.c_str());
-                          std::fflush(stdout);
-                          ++seen;
-                      });
+    kubeapi::Watch watch(client.connection(), **loop, *resource, ns, settings,
+                         [&](const kubeapi::WatchEvent& event) {
+                             std::string line = kind_name(event.kind);
+                             if (event.kind == kubeapi::WatchEvent::Kind::synced) {
+                                 line += " " + std::to_string(event.items.size());
+                                 for (const auto& item : event.items) {
+                                     line += " " + item["metadata"].value("name", "");
+                                 }
+                             } else {
+                                 line += " " + event.object["metadata"].value("name", "");
+                             }
+                             std::printf("%s\n", line.c_str());
+                             std::fflush(stdout);
+                             ++seen;
+                         });
     if (auto started = watch.start(); !started) {
         return probe_fail(started.error());
     }
@@ -120,8 +120,8 @@ int watch_command(kube::Client& client, const std::vector<std::string>& args) {
 
 volatile std::sig_atomic_t g_terminated = 0;
 
-int lease_command(kube::Client& client, const std::vector<std::string>& args) {
-    kube::LeaseSettings settings;
+int lease_command(kubeapi::Client& client, const std::vector<std::string>& args) {
+    kubeapi::LeaseSettings settings;
     settings.ns = args.at(1);
     settings.name = args.at(2);
     settings.identity = args.at(3);
@@ -130,7 +130,7 @@ int lease_command(kube::Client& client, const std::vector<std::string>& args) {
     settings.retry_period = std::max(std::chrono::seconds(1), settings.lease_duration / 3);
     auto until = Clock::now() + std::chrono::seconds(std::stoi(args.at(5)));
     std::signal(SIGTERM, [](int) { g_terminated = 1; });
-    kube::LeaderElector elector(client, settings);
+    kubeapi::LeaderElector elector(client, settings);
     for (unsigned round = 1; Clock::now() < until; ++round) {
         if (g_terminated != 0) {
             if (auto released = elector.release(); !released) {
@@ -155,7 +155,7 @@ int lease_command(kube::Client& client, const std::vector<std::string>& args) {
     return 0;
 }
 
-int event_command(kube::Client& client, const std::vector<std::string>& args) {
+int event_command(kubeapi::Client& client, const std::vector<std::string>& args) {
     auto resource = probe_resource(args.at(1));
     if (!resource) {
         return probe_fail(resource.error());
@@ -165,11 +165,11 @@ int event_command(kube::Client& client, const std::vector<std::string>& args) {
     if (!object) {
         return probe_fail(object.error());
     }
-    kube::EventRecorder recorder(client,
-                                 {"shimkeeper.containerd.x-k8s.io/agent", "shimkeeper-probe"});
-    auto type = args.at(4) == "Warning" ? kube::EventType::warning : kube::EventType::normal;
+    kubeapi::EventRecorder recorder(client,
+                                    {"shimkeeper.containerd.x-k8s.io/agent", "shimkeeper-probe"});
+    auto type = args.at(4) == "Warning" ? kubeapi::EventType::warning : kubeapi::EventType::normal;
     auto event =
-        recorder.emit(kube::ObjectReference::of(*object), type, args.at(5), "Probe", args.at(6));
+        recorder.emit(kubeapi::ObjectReference::of(*object), type, args.at(5), "Probe", args.at(6));
     if (!event) {
         return probe_fail(event.error());
     }
@@ -179,7 +179,7 @@ int event_command(kube::Client& client, const std::vector<std::string>& args) {
 
 } // namespace
 
-int probe_loop_command(kube::Client& client, const std::vector<std::string>& args) {
+int probe_loop_command(kubeapi::Client& client, const std::vector<std::string>& args) {
     if (args[0] == "watch") {
         return watch_command(client, args);
     }

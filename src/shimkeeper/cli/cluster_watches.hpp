@@ -1,84 +1,22 @@
-// What `shimkeeper run` adds in cluster mode: one curl-multi loop on its own sd_event, plugged
-// into the daemon's loop as a change source, carrying the node's watches (Shims, its own Node,
-// the namespace's Leases for the rollout slots). Agents do not coordinate: the cluster-wide work
-// is `shimkeeper coordinate`'s, under an identity of its own. [kube] is read once, at start: a
-// changed kubeconfig path takes `systemctl restart shimkeeper` (files in shims.d/ are still
-// picked up live).
+// `shimkeeper run` in cluster mode: the node agent's watches (cluster/agent/agent_watches.hpp),
+// started from the global options and plugged into the daemon's loop as a change source.
 #pragma once
 
 #include "shimkeeper/cli/context.hpp"
-#include "shimkeeper/cli/rollout_gate.hpp"
+#include "shimkeeper/cluster/agent/agent_watches.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
-#include "shimkeeper/kube/cluster_watch.hpp"
-#include "shimkeeper/kube/curl_event_loop.hpp"
-#include "shimkeeper/kube/slot_board.hpp"
-#include "shimkeeper/kube/watch.hpp"
 
 #include <memory>
-#include <random>
-#include <set>
 
 namespace shimkeeper::cli {
 
-class ClusterWatches {
-public:
-    // nullptr without [kube] (or when the settings do not load yet: each reconcile reports
-    // that); an Error when the watches cannot be set up at all.
-    static util::Expected<std::unique_ptr<ClusterWatches>> start(const GlobalOptions& options,
-                                                                 const util::Log& log);
+// nullptr without [kube] (or when the settings do not load yet: each reconcile reports that);
+// an Error when the watches cannot be set up at all.
+util::Expected<std::unique_ptr<cluster::agent::AgentWatches>>
+start_cluster_watches(const GlobalOptions& options, const util::Log& log);
 
-    ~ClusterWatches();
-    ClusterWatches(const ClusterWatches&) = delete;
-    ClusterWatches& operator=(const ClusterWatches&) = delete;
-
-    daemon::ChangeSource change_source();
-    const kube::ClusterFeed* feed() const { return m_watch.get(); }
-    // The Node the watches were set up for, and where that name came from.
-    const std::string& node_name() const { return m_node_name; }
-    const std::string& node_name_origin() const { return m_node_name_origin; }
-    // The rollout slots as the Lease watch holds them.
-    const kube::SlotBoard& slots() const { return m_slots; }
-    // The Shims the last reconcile could not take a slot for: one of their slots going or being
-    // released sets a timer, a random delay that grows with the nodes still to go (so that of a
-    // crowd of waiting nodes one tries first and the others see it take the slot; each slot
-    // freed draws again and the earlier draw stands, so k free slots fill k times faster). A slot
-    // whose holder died is freed by the coordinator (deleted), which is such an event.
-    // When the timer fires and the board has a slot this node could take (decide_slot), the
-    // slot is taken right there, one request, and only a node that got it wakes the daemon: a
-    // node that lost the race, or saw the slot already taken, stays asleep, so waiting costs a
-    // crowd no reconciles, and the slot is held before the reconcile starts.
-    void wait_for(std::map<std::string, std::optional<kube::RolloutTarget>> shims);
-    // The slots taken that way since the last call, for the reconcile's RolloutGate.
-    ClaimedSlots take_claimed() { return std::exchange(m_claimed, {}); }
-
-private:
-    ClusterWatches(std::unique_ptr<kube::CurlEventLoop> loop, const util::Log& log)
-        : m_loop(std::move(loop)), m_log(log) {}
-
-    std::unique_ptr<kube::CurlEventLoop> m_loop;
-    std::unique_ptr<kube::ClusterWatch> m_watch;
-    std::unique_ptr<kube::Client> m_lease_client;
-    std::unique_ptr<kube::Client> m_slot_client; // a waiting node's tries: no 429 retries
-    kube::SlotBoard m_slots;                     // fed by m_lease_watch
-    std::unique_ptr<kube::Watch> m_lease_watch;
-    const util::Log& m_log;
-    std::string m_last_problem;
-    std::map<std::string, std::optional<kube::RolloutTarget>> m_waiting;
-    std::string m_node_name;
-    std::string m_node_name_origin;
-    std::string m_namespace;
-    ClaimedSlots m_claimed;
-    kube::SdSource m_wake_timer;
-    bool m_wake_armed = false;
-    int m_lost_races = 0; // in a row; widens the jitter
-    std::chrono::steady_clock::time_point m_wake_due;
-    bool m_wake_now = false;
-    std::minstd_rand m_rng{std::random_device{}()};
-
-    void on_slot_change(const std::string& shim, bool may_free);
-    void arm_wake(std::chrono::milliseconds delay);
-    void claim_free_slot();
-    std::chrono::milliseconds wake_jitter_bound(const std::string& shim) const;
-};
+// The watches as a change source of the daemon; they must outlive its loop. A slot taken by the
+// watches wakes the daemon at once, bypassing its debounce.
+daemon::ChangeSource change_source_of(cluster::agent::AgentWatches& watches);
 
 } // namespace shimkeeper::cli

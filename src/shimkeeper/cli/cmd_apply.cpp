@@ -1,10 +1,9 @@
 // `shimkeeper apply`: one reconcile, then exit. 0 converged, 1 failed (and rolled back),
 // 2 bad input. `--no-restart` edits files and leaves the restart to the operator.
-#include "shimkeeper/cli/cluster_report.hpp"
+#include "shimkeeper/cli/cluster_transaction.hpp"
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
-#include "shimkeeper/cli/rollout_gate.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
@@ -43,7 +42,7 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
         ctx.log.warning("recovered interrupted transaction " + recovery.entry.id + ": " +
                         recovery.entry.reason);
     }
-    auto report = ClusterReport::for_context(ctx);
+    auto report = cluster_report_for(ctx);
     if (!desired) {
         if (report) {
             warn_if_failed(ctx, report->after_invalid());
@@ -54,7 +53,7 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
         report->attach(node);
     }
     // No watch here: the slots are read once; a Shim whose turn has not come stays as it is.
-    auto gate = TRY(RolloutGate::for_context(ctx, nullptr));
+    auto gate = TRY(rollout_gate_for(ctx, nullptr));
     std::map<std::string, std::string> waiting;
     if (gate) {
         desired = TRY(gate->admit(*desired));

@@ -2,14 +2,15 @@
 // (ServiceAccount shimkeeper-system/shimkeeper-coordinator), typically on control-plane machines
 // (units/shimkeeper-coordinator.service). Node agents never coordinate: their credentials reach
 // only their own Node and slot. Several may run; one leads through the Lease
-// `shimkeeper-coordinator` (kube/coordinator.hpp), the others stand by with one watch each.
+// `shimkeeper-coordinator` (cluster/coordinator/coordinator.hpp), the others stand by with one
+// watch each.
 //
 // It reads only `[kube] kubeconfig` and `namespace` from the -c file. The loop is the
 // coordinator's own curl-multi loop, turned in slices of at most 200 ms so that SIGTERM and the
 // systemd watchdog are served between them (a pass's writes are blocking REST calls: see
 // WatchdogSec in units/shimkeeper-coordinator.service).
 #include "shimkeeper/cli/commands.hpp"
-#include "shimkeeper/kube/coordinator.hpp"
+#include "shimkeeper/cluster/coordinator/coordinator.hpp"
 #include "shimkeeper/spec/settings_file.hpp"
 
 #include <csignal>
@@ -52,12 +53,12 @@ util::Expected<int> coordinate(const GlobalOptions& options, const std::string& 
                           file.string() + ": shimkeeper coordinate needs [kube] kubeconfig, the "
                                           "credential of shimkeeper-system/shimkeeper-coordinator");
     }
-    kube::Client client = TRY(kube::Client::from_kubeconfig(*settings.kube->kubeconfig));
-    auto loop = TRY(kube::CurlEventLoop::create());
-    kube::CoordinatorSettings coordinator_settings;
+    kubeapi::Client client = TRY(kubeapi::Client::from_kubeconfig(*settings.kube->kubeconfig));
+    auto loop = TRY(kubeapi::CurlEventLoop::create());
+    cluster::coordinator::CoordinatorSettings coordinator_settings;
     coordinator_settings.ns = settings.kube->namespace_name;
     coordinator_settings.identity = identity.empty() ? candidate_identity() : identity;
-    kube::Coordinator coordinator(
+    cluster::coordinator::Coordinator coordinator(
         *loop, client, coordinator_settings,
         {"shimkeeper.containerd.x-k8s.io/coordinator", coordinator_settings.identity}, log);
 

@@ -2,12 +2,11 @@
 // desired-state sources afresh (files may have changed) and runs the same transaction as
 // `apply`; the loop itself lives in daemon/. Recovery needs only the settings, so a broken
 // drop-in never leaves an interrupted transaction unrecovered.
-#include "shimkeeper/cli/cluster_report.hpp"
+#include "shimkeeper/cli/cluster_transaction.hpp"
 #include "shimkeeper/cli/cluster_watches.hpp"
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
-#include "shimkeeper/cli/rollout_gate.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/daemon/status_text.hpp"
@@ -27,8 +26,9 @@ daemon::ReconcileOutcome failed(const util::Error& error) {
 using NodeStep =
     std::function<daemon::ReconcileOutcome(Context&, const reconcile::Node&, reconcile::Restart)>;
 
-daemon::ReconcileOutcome on_node(const GlobalOptions& options, ClusterWatches* watches,
-                                 reconcile::Restart restart, const NodeStep& step) {
+daemon::ReconcileOutcome on_node(const GlobalOptions& options,
+                                 cluster::agent::AgentWatches* watches, reconcile::Restart restart,
+                                 const NodeStep& step) {
     auto ctx = make_context(options);
     if (!ctx) {
         return failed(ctx.error());
@@ -64,12 +64,13 @@ daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node,
 }
 
 daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edges,
-                                        reconcile::Restart restart, ClusterWatches* watches) {
+                                        reconcile::Restart restart,
+                                        cluster::agent::AgentWatches* watches) {
     if (ctx.cluster) {
         ctx.cluster->remember_readings();
     }
     auto desired = ctx.load_desired();
-    auto report = ClusterReport::for_context(ctx);
+    auto report = cluster_report_for(ctx);
     if (!desired) {
         if (report) {
             if (auto told = report->after_invalid(); !told) {
@@ -88,10 +89,10 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
         report->attach(node);
     }
     // Slots the watches took since the last reconcile; kept for the next one while there is no
-    // reading to judge them by (for_context makes no gate then).
+    // reading to judge them by (rollout_gate_for makes no gate then).
     const bool judged = watches != nullptr && ctx.cluster && ctx.cluster->last_reading();
-    auto gate = RolloutGate::for_context(ctx, watches ? &watches->slots() : nullptr,
-                                         judged ? watches->take_claimed() : ClaimedSlots{});
+    auto gate = rollout_gate_for(ctx, watches ? &watches->slots() : nullptr,
+                                 judged ? watches->take_claimed() : cluster::agent::ClaimedSlots{});
     if (!gate) {
         return failed(gate.error());
     }
@@ -105,8 +106,9 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     const std::map<std::string, std::string> waiting =
         *gate ? (*gate)->waiting() : std::map<std::string, std::string>{};
     if (watches != nullptr) {
-        watches->wait_for(*gate ? (*gate)->waiting_for()
-                                : std::map<std::string, std::optional<kube::RolloutTarget>>{});
+        watches->wait_for(
+            *gate ? (*gate)->waiting_for()
+                  : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{});
     }
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
@@ -176,15 +178,15 @@ void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code
         daemon::DaemonConfig config;
         config.watch_paths = {agent_config, agent_config.parent_path() / "shims.d"};
         config.status_file = root.on_host(*status_file);
-        auto cluster = ClusterWatches::start(options, log);
-        if (!cluster) {
-            log.error(cluster.error().message());
+        auto started = start_cluster_watches(options, log);
+        if (!started) {
+            log.error(started.error().message());
             exit_code = 1;
             return;
         }
-        ClusterWatches* watches = cluster->get();
+        cluster::agent::AgentWatches* watches = started->get();
         if (watches != nullptr) {
-            config.change_sources.push_back(watches->change_source());
+            config.change_sources.push_back(change_source_of(*watches));
         }
         const NodeStep reconcile_step = [watches](Context& ctx, const reconcile::Node& node,
                                                   reconcile::Restart how) {

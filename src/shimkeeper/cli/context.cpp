@@ -72,13 +72,14 @@ util::Expected<Context> make_context(const GlobalOptions& options) {
     spec::FileSource files(agent_config, agent_config.parent_path() / "shims.d",
                            spec::node_architecture());
     store::Store store(root, settings.store.dir);
-    std::optional<kube::ClusterSource> cluster;
+    std::optional<cluster::agent::ClusterSource> cluster;
     if (settings.kube) {
-        cluster.emplace(*settings.kube, spec::node_architecture(),
-                        kube::ClusterPlaces{store.state_dir() / "cluster.json",
-                                            root.on_host("/etc/machine-id"),
-                                            {root.on_host("/var/lib/kubelet/kubeconfig"),
-                                             root.on_host("/etc/kubernetes/kubelet.conf")}});
+        cluster.emplace(
+            *settings.kube, spec::node_architecture(),
+            cluster::agent::ClusterPlaces{store.state_dir() / "cluster.json",
+                                          root.on_host("/etc/machine-id"),
+                                          {root.on_host("/var/lib/kubelet/kubeconfig"),
+                                           root.on_host("/etc/kubernetes/kubelet.conf")}});
     }
     const auto lock_timeout =
         options.no_wait ? std::chrono::milliseconds(0)

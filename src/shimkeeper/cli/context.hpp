@@ -2,7 +2,7 @@
 // and the store it points at.
 #pragma once
 
-#include "shimkeeper/kube/cluster_source.hpp"
+#include "shimkeeper/cluster/agent/cluster_source.hpp"
 #include "shimkeeper/spec/agent_settings.hpp"
 #include "shimkeeper/spec/architecture.hpp"
 #include "shimkeeper/spec/sources.hpp"
@@ -40,8 +40,9 @@ struct Context {
     util::Log log;
     OutputFormat output = OutputFormat::text;
     spec::AgentSettings settings;
-    spec::FileSource files;                     // shimkeeper.toml's [[shim]]s and shims.d/*.toml
-    std::optional<kube::ClusterSource> cluster; // with [kube]: the Shims selecting this node
+    spec::FileSource files; // shimkeeper.toml's [[shim]]s and shims.d/*.toml
+    std::optional<cluster::agent::ClusterSource>
+        cluster; // with [kube]: the Shims selecting this node
     store::Store store;
     std::chrono::milliseconds lock_timeout{600'000}; // zero with --no-wait
 

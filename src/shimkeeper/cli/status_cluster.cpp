@@ -1,9 +1,9 @@
 #include "shimkeeper/cli/status_cluster.hpp"
 
-#include "shimkeeper/kube/client.hpp"
-#include "shimkeeper/kube/node_state.hpp"
-#include "shimkeeper/kube/rollout_policy.hpp"
-#include "shimkeeper/kube/slot_board.hpp"
+#include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/cluster/model/rollout_policy.hpp"
+#include "shimkeeper/cluster/model/slot_board.hpp"
+#include "shimkeeper/kubeapi/client.hpp"
 
 #include <iostream>
 
@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 
 // Why a Shim selects this node or not, in the words of its nodeSelector.
-std::string selection_reason(const kube::ShimSeen& shim) {
+std::string selection_reason(const cluster::agent::ShimSeen& shim) {
     const json selector = shim.object.value(json::json_pointer("/spec/nodeSelector"), json());
     if (!selector.is_object() || selector.empty()) {
         return shim.selects ? "no nodeSelector: every node but the control plane"
@@ -29,8 +29,9 @@ std::string selection_reason(const kube::ShimSeen& shim) {
 }
 
 // The rollout of a Shim as the slot Leases show it (none read: no slots known).
-json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotSeen>* slots) {
-    auto policy = kube::rollout_policy_of(shim.object);
+json rollout_json(const cluster::agent::ShimSeen& shim,
+                  const std::vector<cluster::model::SlotSeen>* slots) {
+    auto policy = cluster::model::rollout_policy_of(shim.object);
     if (!policy) {
         return {{"error", policy.error().message()}};
     }
@@ -38,19 +39,19 @@ json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotSeen>*
         return {{"strategy", "recreate"}};
     }
     json out{{"strategy", "rolling"}};
-    const auto count = kube::slots_for_node(*policy, shim.object);
+    const auto count = cluster::model::slots_for_node(*policy, shim.object);
     if (count) {
         out["slots"] = *count;
     }
     if (slots == nullptr) {
         return out;
     }
-    const kube::RolloutTarget target{
+    const cluster::model::RolloutTarget target{
         shim.name, shim.object.value(json::json_pointer("/metadata/uid"), std::string()),
         shim.generation, count.value_or(1)};
     json holders = json::array();
-    for (const kube::SlotSeen& slot : *slots) {
-        const kube::SlotLease& lease = slot.lease;
+    for (const cluster::model::SlotSeen& slot : *slots) {
+        const cluster::model::SlotLease& lease = slot.lease;
         if (lease.shim != shim.name || lease.uid != target.uid || lease.holder.empty()) {
             continue;
         }
@@ -61,20 +62,20 @@ json rollout_json(const kube::ShimSeen& shim, const std::vector<kube::SlotSeen>*
         holders.push_back(std::move(holder));
     }
     out["holders"] = std::move(holders);
-    if (const kube::SlotSeen* failed = kube::failed_slot(*slots, target)) {
-        out["halted"] = "node " + failed->lease.holder + " failed: " + failed->lease.failed +
-                        " (resume: a new generation, or delete Lease " + failed->lease.name + ")";
+    if (const cluster::model::SlotSeen* failed = cluster::model::failed_slot(*slots, target)) {
+        out["halted"] = cluster::model::halt_message(failed->lease);
     }
     return out;
 }
 
 // The slot Leases, when the API server answers; nullopt otherwise (status still works).
-std::optional<std::vector<kube::SlotSeen>> read_slots(const kube::ClusterSource& source) {
-    auto client = kube::Client::from_kubeconfig(source.kubeconfig());
+std::optional<std::vector<cluster::model::SlotSeen>>
+read_slots(const cluster::agent::ClusterSource& source) {
+    auto client = kubeapi::Client::from_kubeconfig(source.kubeconfig());
     if (!client) {
         return std::nullopt;
     }
-    auto board = kube::read_slot_board(*client, source.settings().namespace_name);
+    auto board = cluster::model::read_slot_board(*client, source.settings().namespace_name);
     return board ? std::optional(board->slots()) : std::nullopt;
 }
 
@@ -108,7 +109,7 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
     if (!ctx.cluster) {
         return nullptr;
     }
-    const kube::ClusterSource& source = *ctx.cluster;
+    const cluster::agent::ClusterSource& source = *ctx.cluster;
     json out{{"node", source.node_name()},
              {"node_from", source.node_name_origin()},
              {"kubeconfig", source.kubeconfig()}};
@@ -128,7 +129,7 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
         out["unreachable_since"] = reading->view.unreachable_since;
         out["error"] = reading->problem;
     }
-    const kube::NodeShimKeys keys = kube::shim_keys_of(reading->view.node);
+    const cluster::model::NodeShimKeys keys = cluster::model::shim_keys_of(reading->view.node);
     const auto slots = reading->live ? read_slots(source) : std::nullopt;
     json shims = json::array();
     for (const auto& shim : reading->shims) {
@@ -141,8 +142,8 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
             entry["invalid"] = shim.invalid;
         }
         if (auto said = keys.annotations.find(shim.name); said != keys.annotations.end()) {
-            if (auto state = kube::node_shim_state_of(said->second)) {
-                entry["node_says"] = kube::to_json(*state);
+            if (auto state = cluster::model::node_shim_state_of(said->second)) {
+                entry["node_says"] = cluster::model::to_json(*state);
             }
         }
         entry["labelled"] = keys.labels.contains(shim.name);

@@ -1,0 +1,202 @@
+#include "shimkeeper/cluster/agent/cluster_report.hpp"
+
+#include "shimkeeper/cluster/agent/running_shim.hpp"
+#include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/util/utc_time.hpp"
+
+namespace shimkeeper::cluster::agent {
+
+namespace {
+
+using model::NodeShimState;
+using model::ShimState;
+
+// The record of `name` in the current generation when a Shim installed it.
+const store::InstalledShim* from_cluster(const store::StoreState& state, const std::string& name) {
+    const store::InstalledShim* record = running(state, name);
+    return record != nullptr && model::is_origin_of_shim(record->origin, name) ? record : nullptr;
+}
+
+model::NodeShimState state_of(model::ShimState state, long generation, std::string digest = {},
+                              std::string reason = {}) {
+    return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339()};
+}
+
+// The desired spec a Shim became, when it is among the desired shims.
+const spec::ShimSpec* desired_from(const spec::DesiredShims& desired, const std::string& name) {
+    for (const auto& spec : desired.shims) {
+        if (spec.name == name && model::is_origin_of_shim(spec.location.to_string(), name)) {
+            return &spec;
+        }
+    }
+    return nullptr;
+}
+
+// Why a selecting, valid Shim is not among the desired shims: a file won (spec::gather's warning).
+std::string conflict_reason(const spec::DesiredShims& desired, const std::string& name) {
+    for (const auto& warning : desired.warnings) {
+        if (warning.find("Shim/" + name + "@") != std::string::npos ||
+            warning.find("Shim/" + name + " ") != std::string::npos) {
+            return warning;
+        }
+    }
+    return "a file in shims.d/ defines the same name, handler or binary: the node's own file wins";
+}
+
+// Every shimkeeper key the Node carries: those not reported again are dropped.
+std::vector<std::string> all_known(const ClusterReading& reading) {
+    const model::NodeShimKeys keys = model::shim_keys_of(reading.view.node);
+    std::vector<std::string> out;
+    for (const auto& [name, value] : keys.labels) {
+        out.push_back(name);
+    }
+    for (const auto& [name, value] : keys.annotations) {
+        out.push_back(name);
+    }
+    return out;
+}
+
+} // namespace
+
+NodeReport report_before_change(const ClusterReading& reading, const reconcile::NodePlan& plan,
+                                const store::StoreState& state) {
+    NodeReport report;
+    for (const auto& action : plan.shims.actions) {
+        const ShimSeen* shim = reading.find(action.name);
+        const long generation = shim ? shim->generation : 0;
+        if (action.kind == reconcile::ActionKind::remove && from_cluster(state, action.name)) {
+            const std::string why = shim && shim->selects ? "the Shim is being deleted"
+                                                          : "the Shim no longer selects this node";
+            report.wanted[action.name] = state_of(model::ShimState::removing, generation, {}, why);
+        } else if ((action.kind == reconcile::ActionKind::install ||
+                    action.kind == reconcile::ActionKind::upgrade) &&
+                   shim != nullptr && shim->selects && !shim->deleting) {
+            report.wanted[action.name] = state_of(model::ShimState::installing, generation);
+        }
+    }
+    return report;
+}
+
+NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims& desired,
+                        const TxnSummary& txn, const store::StoreState& state,
+                        reconcile::Restart restart,
+                        const std::map<std::string, std::string>& waiting) {
+    NodeReport report;
+    report.forget = all_known(reading);
+    std::erase_if(report.forget, [&](const std::string& name) { return waiting.contains(name); });
+    for (const auto& shim : reading.shims) {
+        if (waiting.contains(shim.name)) {
+            continue; // not its turn yet: what the Node says of it stays true
+        }
+        report.forget.push_back(shim.name);
+        const store::InstalledShim* record = from_cluster(state, shim.name);
+        if (!shim.selects || shim.deleting) {
+            if (record != nullptr) {
+                // Still installed although it should go: the removal failed (and rolled back).
+                report.wanted[shim.name] =
+                    state_of(model::ShimState::failed, shim.generation, record->digest,
+                             "removing failed: " + txn.reason);
+            }
+            continue;
+        }
+        const spec::ShimSpec* spec = desired_from(desired, shim.name);
+        if (spec == nullptr) {
+            report.wanted[shim.name] = state_of(model::ShimState::conflict, shim.generation, {},
+                                                conflict_reason(desired, shim.name));
+            continue;
+        }
+        if (!runs_exactly(record, *spec)) {
+            report.wanted[shim.name] = state_of(model::ShimState::failed, shim.generation, {},
+                                                txn.reason.empty() ? "not installed" : txn.reason);
+        } else if (restart == reconcile::Restart::no && txn.touched.contains(shim.name)) {
+            report.wanted[shim.name] =
+                state_of(model::ShimState::installing, shim.generation, record->digest,
+                         "applied with --no-restart: containerd loads it when it restarts");
+        } else {
+            report.wanted[shim.name] =
+                state_of(model::ShimState::installed, shim.generation, record->digest);
+        }
+    }
+    return report;
+}
+
+NodeReport report_invalid(const ClusterReading& reading) {
+    NodeReport report;
+    for (const auto& shim : reading.shims) {
+        if (!shim.invalid.empty()) {
+            report.wanted[shim.name] =
+                state_of(model::ShimState::failed, shim.generation, {}, shim.invalid);
+        }
+    }
+    return report;
+}
+
+std::unique_ptr<ClusterReport> ClusterReport::create(const ClusterSource& cluster,
+                                                     const store::Store& store,
+                                                     const util::Log& log) {
+    if (!cluster.last_reading()) {
+        return nullptr;
+    }
+    return std::unique_ptr<ClusterReport>(
+        new ClusterReport(cluster, store, log, *cluster.last_reading()));
+}
+
+util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& plan,
+                                                  const store::StoreState& state) {
+    const NodeReport report = report_before_change(m_reading, plan, state);
+    auto sent = m_reporter.publish(report);
+    if (sent) {
+        return {};
+    }
+    for (const auto& [name, shim_state] : report.wanted) {
+        if (shim_state.state == model::ShimState::removing) {
+            // Pods could still be scheduled onto a handler that is about to leave.
+            return std::unexpected(
+                std::move(sent.error())
+                    .with_context("taking the label off before removing " + name));
+        }
+    }
+    m_log.warning(sent.error().message());
+    return {};
+}
+
+void ClusterReport::attach(reconcile::Node& node) {
+    node.before_change = [this](const reconcile::NodePlan& plan, const store::StoreState& state) {
+        return before_change(plan, state);
+    };
+}
+
+util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired,
+                                          const util::Expected<reconcile::Outcome>& outcome,
+                                          reconcile::Restart restart,
+                                          const std::map<std::string, std::string>& waiting) {
+    const TxnSummary txn =
+        outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
+    const store::StoreState state = TRY(m_store.load_state());
+    return m_reporter.publish(report_after(m_reading, desired, txn, state, restart, waiting));
+}
+
+TxnSummary TxnSummary::of(const reconcile::Outcome& outcome) {
+    TxnSummary out;
+    if (outcome.result != reconcile::TxnResult::committed) {
+        out.reason = outcome.reason;
+    }
+    for (const auto& action : outcome.plan.shims.actions) {
+        if (action.kind != reconcile::ActionKind::unchanged) {
+            out.touched.insert(action.name);
+        }
+    }
+    return out;
+}
+
+TxnSummary TxnSummary::refused(const util::Error& error) {
+    TxnSummary out;
+    out.reason = error.message();
+    return out;
+}
+
+util::Expected<void> ClusterReport::after_invalid() {
+    return m_reporter.publish(report_invalid(m_reading));
+}
+
+} // namespace shimkeeper::cluster::agent

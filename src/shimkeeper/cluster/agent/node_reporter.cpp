@@ -1,0 +1,77 @@
+#include "shimkeeper/cluster/agent/node_reporter.hpp"
+
+#include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/event_recorder.hpp"
+#include "shimkeeper/kubeapi/resource.hpp"
+
+namespace shimkeeper::cluster::agent {
+
+NodeReporter::NodeReporter(const ClusterSource& source, const ClusterReading& reading,
+                           const util::Log& log)
+    : m_source(source), m_reading(reading), m_log(log),
+      m_keys(model::shim_keys_of(reading.view.node)) {}
+
+void NodeReporter::warn_about_new_failures(const NodeReport& report) {
+    std::vector<std::pair<std::string, const model::NodeShimState*>> fresh;
+    for (const auto& [name, state] : report.wanted) {
+        if (state.state != model::ShimState::failed && state.state != model::ShimState::conflict) {
+            continue;
+        }
+        auto had = m_keys.annotations.find(name);
+        const auto before =
+            had == m_keys.annotations.end() ? std::nullopt : model::node_shim_state_of(had->second);
+        if (!before || !before->same_as(state)) {
+            fresh.emplace_back(name, &state);
+        }
+    }
+    if (fresh.empty()) {
+        return;
+    }
+    auto client = kubeapi::Client::from_kubeconfig(m_source.kubeconfig());
+    if (!client) {
+        m_log.warning("no Events sent: " + client.error().message());
+        return;
+    }
+    const std::string node = m_source.node_name();
+    kubeapi::EventRecorder events(*client,
+                                  {"shimkeeper.containerd.x-k8s.io/agent", "shimkeeper-" + node});
+    for (const auto& [name, state] : fresh) {
+        const bool failed = state->state == model::ShimState::failed;
+        const std::string reason = failed ? "InstallFailed" : "ConflictsWithNodeFile";
+        const std::string note = "node " + node + ": " + state->reason;
+        std::vector<kubeapi::ObjectReference> about{
+            kubeapi::ObjectReference::of(m_reading.view.node)};
+        if (const ShimSeen* shim = m_reading.find(name)) {
+            about.insert(about.begin(), kubeapi::ObjectReference::of(shim->object));
+        }
+        for (const auto& regarding : about) {
+            // Best effort: the Node's annotation already says it.
+            if (auto sent =
+                    events.emit(regarding, kubeapi::EventType::warning, reason, "Install", note);
+                !sent) {
+                m_log.warning("Event about " + regarding.kind + "/" + regarding.name +
+                              " not sent: " + sent.error().message());
+            }
+        }
+    }
+}
+
+util::Expected<void> NodeReporter::publish(const NodeReport& report) {
+    const auto patch = model::node_patch(m_keys, report.wanted, report.forget);
+    if (!patch) {
+        return {};
+    }
+    warn_about_new_failures(report);
+    const std::string node = m_source.node_name();
+    kubeapi::Client client = TRY(kubeapi::Client::from_kubeconfig(m_source.kubeconfig()));
+    auto patched = client.merge_patch(kubeapi::nodes_resource(), "", node, *patch);
+    if (!patched) {
+        return std::unexpected(
+            std::move(patched.error()).with_context("reporting shim state on Node " + node));
+    }
+    m_keys = model::shim_keys_of(*patched);
+    m_log.debug("Node " + node + " patched: " + patch->dump());
+    return {};
+}
+
+} // namespace shimkeeper::cluster::agent

@@ -1,0 +1,41 @@
+// Sends what a node says about its cluster shims (node_state.hpp) to its own Node: one merge
+// patch when something differs, none otherwise, with the node's credential (NodeRestriction or
+// deploy/'s admission policies keep it to this Node and shimkeeper's keys). A shim newly failed
+// or in conflict also gets Warning Events on the Shim and on the Node, once per new reason, not per
+// retry.
+#pragma once
+
+#include "shimkeeper/cluster/agent/cluster_source.hpp"
+#include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/util/log.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::cluster::agent {
+
+struct NodeReport {
+    std::map<std::string, model::NodeShimState> wanted; // shim name -> state the Node should say
+    std::vector<std::string> forget;                    // shims the Node should say nothing about
+};
+
+class NodeReporter {
+public:
+    // `reading`: what this reconcile read (its Node is where the current keys come from).
+    NodeReporter(const ClusterSource& source, const ClusterReading& reading, const util::Log& log);
+
+    // Patches the Node when `report` differs from what it carries. The error names the Node and
+    // the API's answer (a 403 from NodeRestriction or the admission policy included).
+    util::Expected<void> publish(const NodeReport& report);
+
+private:
+    void warn_about_new_failures(const NodeReport& report);
+
+    const ClusterSource& m_source;
+    const ClusterReading& m_reading;
+    const util::Log& m_log;
+    model::NodeShimKeys m_keys; // what the Node carries, updated by each patch's answer
+};
+
+} // namespace shimkeeper::cluster::agent

@@ -1,0 +1,245 @@
+#include "shimkeeper/cluster/agent/rollout_gate.hpp"
+
+#include "shimkeeper/cluster/agent/running_shim.hpp"
+#include "shimkeeper/cluster/model/rollout_policy.hpp"
+#include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/reconcile/record.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace shimkeeper::cluster::agent {
+
+using nlohmann::json;
+
+std::vector<SlotNeed> slot_needs(const ClusterReading& reading, const spec::DesiredShims& desired,
+                                 const store::StoreState& state) {
+    std::vector<SlotNeed> out;
+    for (const ShimSeen& shim : reading.shims) {
+        auto policy = model::rollout_policy_of(shim.object);
+        if (!policy || !policy->rolling) {
+            continue; // recreate; an invalid strategy fails the load before this
+        }
+        const spec::ShimSpec* want = nullptr;
+        bool file_owns = false;
+        for (const spec::ShimSpec& spec : desired.shims) {
+            if (spec.name == shim.name) {
+                if (model::is_origin_of_shim(spec.location.to_string(), shim.name)) {
+                    want = &spec;
+                } else {
+                    file_owns = true;
+                }
+            }
+        }
+        const store::InstalledShim* have = running(state, shim.name);
+        if (file_owns || (have != nullptr && !model::is_origin_of_shim(have->origin, shim.name))) {
+            continue;
+        }
+        if (want == nullptr && have == nullptr) {
+            continue;
+        }
+        if (want != nullptr && runs_exactly(have, *want)) {
+            continue;
+        }
+        SlotNeed need;
+        need.shim = shim.name;
+        if (auto slots = model::slots_for_node(*policy, shim.object)) {
+            need.target = model::RolloutTarget{
+                shim.name, shim.object.value(json::json_pointer("/metadata/uid"), std::string()),
+                shim.generation, *slots};
+        } else {
+            need.why_unresolved = "waiting for the coordinator to resolve maxUpdate of Shim/" +
+                                  shim.name + " into a slot count";
+        }
+        out.push_back(std::move(need));
+    }
+    return out;
+}
+
+util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& desired,
+                                                     const store::StoreState& state,
+                                                     const std::set<std::string>& held_back) {
+    spec::DesiredShims out = desired;
+    std::erase_if(out.shims, [&](const spec::ShimSpec& spec) {
+        return held_back.contains(spec.name) &&
+               model::is_origin_of_shim(spec.location.to_string(), spec.name);
+    });
+    const store::Generation* current = state.current_generation();
+    for (const std::string& name : held_back) {
+        const store::InstalledShim* have = running(state, name);
+        if (have == nullptr) {
+            continue;
+        }
+        spec::ShimSpec kept = TRY(reconcile::spec_of(*have, current->number));
+        kept.location = {have->origin, 0, 0}; // still the Shim's: the report reads the origin
+        out.shims.push_back(std::move(kept));
+    }
+    return out;
+}
+
+unsigned slot_search_start(const std::string& node) {
+    return static_cast<unsigned>(std::hash<std::string>{}(node));
+}
+
+std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
+                                    std::chrono::steady_clock::time_point now) {
+    auto found = claimed.find(target.shim);
+    if (found == claimed.end()) {
+        return std::nullopt;
+    }
+    const model::RolloutTarget& had = found->second.held.target;
+    if (had.uid != target.uid || had.generation != target.generation ||
+        now - found->second.at > k_slot_lease_duration / 3) {
+        return std::nullopt;
+    }
+    HeldSlot held = std::move(found->second.held);
+    claimed.erase(found);
+    held.target = target; // the slot count may have changed since
+    return held;
+}
+
+util::Expected<std::unique_ptr<RolloutGate>>
+RolloutGate::create(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
+                    const model::SlotBoard* watched, ClaimedSlots claimed) {
+    if (!cluster.last_reading()) {
+        return nullptr;
+    }
+    auto client = TRY(kubeapi::Client::from_kubeconfig(cluster.kubeconfig()));
+    return std::unique_ptr<RolloutGate>(
+        new RolloutGate(cluster, store, log, std::move(client), watched, std::move(claimed)));
+}
+
+RolloutGate::RolloutGate(const ClusterSource& cluster, const store::Store& store,
+                         const util::Log& log, kubeapi::Client client,
+                         const model::SlotBoard* watched, ClaimedSlots claimed)
+    : m_cluster(cluster), m_store(store), m_log(log), m_client(std::move(client)),
+      m_watched(watched), m_claimed(std::move(claimed)) {}
+
+RolloutGate::~RolloutGate() = default;
+
+util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& desired) {
+    const ClusterReading& reading = *m_cluster.last_reading();
+    const store::StoreState state = TRY(m_store.load_state());
+    const std::vector<SlotNeed> needs = slot_needs(reading, desired, state);
+    const std::string& me = m_cluster.node_name();
+    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, me, k_slot_lease_duration);
+    const auto now = std::chrono::steady_clock::now();
+    for (const SlotNeed& need : needs) {
+        if (need.target && reading.live) {
+            if (auto claimed = use_claimed(m_claimed, *need.target, now)) {
+                m_held.push_back(std::move(*claimed));
+            }
+        }
+    }
+    release_unclaimed(keeper);
+    if (needs.empty()) {
+        return desired;
+    }
+    // The daemon's watched slots; otherwise (apply, or a watch not synced yet) one list, read
+    // only now that a Shim needs a slot. An API server that does not answer holds every slotted
+    // change back (below).
+    std::vector<model::SlotSeen> slots;
+    if (m_watched != nullptr && m_watched->synced()) {
+        slots = m_watched->slots();
+    } else if (reading.live) {
+        slots = TRY(model::read_slot_board(m_client, m_cluster.settings().namespace_name)).slots();
+    }
+    const unsigned start = slot_search_start(me);
+    std::set<std::string> held_back;
+    for (const SlotNeed& need : needs) {
+        if (std::any_of(m_held.begin(), m_held.end(),
+                        [&](const HeldSlot& held) { return held.target.shim == need.shim; })) {
+            continue; // claimed by the daemon before this reconcile
+        }
+        if (!reading.live) {
+            m_waiting[need.shim] = "the API server does not answer: no rollout slot can be taken";
+        } else if (!need.target) {
+            m_waiting[need.shim] = need.why_unresolved;
+        } else {
+            const model::SlotDecision decision = model::decide_slot(slots, *need.target, me, start);
+            using Kind = model::SlotDecision::Kind;
+            // A slot still ours (from before a restart) is written again too, at the version
+            // seen: it may have expired meanwhile and been taken, and a 409 says so.
+            if (decision.kind == Kind::hold || decision.kind == Kind::take) {
+                auto taken = keeper.take(*need.target, decision);
+                if (!taken) {
+                    m_waiting[need.shim] = taken.error().message();
+                } else if (*taken) {
+                    m_log.info("rollout: took slot " +
+                                   model::slot_lease_name(need.shim, decision.index) +
+                                   " for Shim/" + need.shim + " generation " +
+                                   std::to_string(need.target->generation),
+                               {.shim = need.shim});
+                    m_held.push_back(std::move(**taken));
+                    continue;
+                } else {
+                    m_waiting[need.shim] = "another node took rollout slot " +
+                                           model::slot_lease_name(need.shim, decision.index) +
+                                           " of Shim/" + need.shim + " first";
+                }
+            } else {
+                m_waiting[need.shim] = decision.why;
+            }
+        }
+        held_back.insert(need.shim);
+        m_waiting_for[need.shim] = need.target;
+    }
+    if (!m_held.empty()) {
+        m_renewal = std::make_unique<SlotRenewal>(m_client.connection().config(),
+                                                  m_cluster.settings().namespace_name, me,
+                                                  k_slot_lease_duration, m_held, m_log);
+    }
+    return held_back_desired(desired, state, held_back);
+}
+
+// A claimed slot this reconcile does not use (the Shim changed or went meanwhile, or the claim is
+// too old to trust) goes back at once rather than blocking others until it expires.
+void RolloutGate::release_unclaimed(SlotKeeper& keeper) {
+    for (const auto& [shim, claimed] : m_claimed) {
+        const std::string slot = kubeapi::name_of(claimed.held.lease);
+        if (auto released = keeper.release(claimed.held); !released) {
+            m_log.warning("rollout: " + released.error().message());
+        } else {
+            m_log.info("rollout: released slot " + slot + ", taken for Shim/" + shim +
+                           " but no longer needed by this reconcile",
+                       {.shim = shim});
+        }
+    }
+    m_claimed.clear();
+}
+
+void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
+    if (m_renewal) {
+        m_held = m_renewal->stop();
+        m_renewal.reset();
+    }
+    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, m_cluster.node_name(),
+                      k_slot_lease_duration);
+    const bool ok = outcome && outcome->exit_code() == 0;
+    for (const HeldSlot& held : m_held) {
+        const std::string slot = kubeapi::name_of(held.lease);
+        const std::string what =
+            "Shim/" + held.target.shim + " generation " + std::to_string(held.target.generation);
+        if (ok) {
+            auto released = keeper.release(held);
+            if (released) {
+                m_log.info("rollout: " + what + " done here; released slot " + slot,
+                           {.shim = held.target.shim});
+            } else {
+                // It expires on its own within one lease duration.
+                m_log.warning("rollout: " + released.error().message());
+            }
+            continue;
+        }
+        const std::string reason = outcome ? outcome->reason : outcome.error().message();
+        auto marked = keeper.fail(held, reason);
+        m_log.error("rollout: " + what + " failed here (" + reason + "); slot " + slot +
+                        (marked ? " marked failed: the rollout halts"
+                                : " not marked failed: " + marked.error().message()),
+                    {.shim = held.target.shim});
+    }
+    m_held.clear();
+}
+
+} // namespace shimkeeper::cluster::agent

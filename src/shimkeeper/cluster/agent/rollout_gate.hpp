@@ -1,0 +1,106 @@
+// Cluster mode's rolling rollout on the node (CLUSTER.md, "Rolling rollout and halt"): before a
+// transaction, every rolling Shim whose change this node would make (install, upgrade, removal)
+// needs a rollout slot; one it cannot get now is left exactly as the node runs it (or absent), so
+// the transaction changes only what holds a slot. After the transaction a slot is released on
+// success and marked failed on failure, which halts that Shim generation everywhere.
+//
+// Decisions (ARCHITECTURE.md): a node whose change for a Shim is nothing (already at the spec, a
+// new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate waits
+// for the coordinator's `status.slots`; `apply` judges the slots from one list (no watch), read
+// only when some Shim needs a slot; the daemon's wake path may have taken a slot already
+// (ClaimedSlots), which the next reconcile uses instead of taking another.
+#pragma once
+
+#include "shimkeeper/cluster/agent/cluster_source.hpp"
+#include "shimkeeper/cluster/agent/slot_keeper.hpp"
+#include "shimkeeper/cluster/model/slot_board.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
+#include "shimkeeper/store/store.hpp"
+#include "shimkeeper/util/log.hpp"
+
+#include <map>
+#include <memory>
+#include <set>
+
+namespace shimkeeper::cluster::agent {
+
+// A rolling Shim this node has a change to make for.
+struct SlotNeed {
+    std::string shim;
+    std::optional<model::RolloutTarget> target; // nullopt: slot count not resolved yet
+    std::string why_unresolved;
+};
+
+// Pure: the rolling Shims of the reading whose desired spec differs from what the current
+// generation runs for them (or that should go and are still installed). A Shim that a file in
+// shims.d/ overrides is the file's business, not the rollout's.
+std::vector<SlotNeed> slot_needs(const ClusterReading& reading, const spec::DesiredShims& desired,
+                                 const store::StoreState& state);
+
+// Pure: `desired` with every Shim in `held_back` as the current generation runs it (its stored
+// spec, origin kept) or absent when it does not run it.
+util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& desired,
+                                                     const store::StoreState& state,
+                                                     const std::set<std::string>& held_back);
+
+// How long a slot Lease lives without renewal: a crashed node's slot is free after this.
+inline constexpr std::chrono::seconds k_slot_lease_duration{15};
+
+// Where a node starts its search among a Shim's slots, so that a crowd does not race for slot 0.
+unsigned slot_search_start(const std::string& node);
+
+// A slot the daemon took between reconciles (agent_watches.hpp), by Shim name.
+struct ClaimedSlot {
+    HeldSlot held;
+    std::chrono::steady_clock::time_point at;
+};
+using ClaimedSlots = std::map<std::string, ClaimedSlot>;
+
+// Pure: the claimed slot for `target` (same Shim object and generation), taken from `claimed`,
+// while it is fresh enough to trust without a renewal (a third of the lease duration); what is
+// left in `claimed` is not wanted and should be released.
+std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
+                                    std::chrono::steady_clock::time_point now);
+
+class RolloutGate {
+public:
+    // nullptr when the cluster was not read. `watched`: the daemon's board; nullptr (apply) or
+    // not synced yet: admit() lists the slots once, if any Shim needs one. `claimed`: slots the
+    // daemon already took; admit() uses them or releases them. All three references must
+    // outlive the gate.
+    static util::Expected<std::unique_ptr<RolloutGate>>
+    create(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
+           const model::SlotBoard* watched, ClaimedSlots claimed = {});
+    ~RolloutGate();
+
+    // Takes what slots it can and narrows `desired` to what this node may change now; starts
+    // renewing the slots taken.
+    util::Expected<spec::DesiredShims> admit(const spec::DesiredShims& desired);
+    // Shim -> why it waits (halted, every slot busy, ...).
+    const std::map<std::string, std::string>& waiting() const { return m_waiting; }
+    // Shim -> what it waits to roll out (nullopt: the slot count is not resolved yet), so that a
+    // watcher can tell whether a change of the slots frees one for this node.
+    const std::map<std::string, std::optional<model::RolloutTarget>>& waiting_for() const {
+        return m_waiting_for;
+    }
+    // Releases the slots held (the transaction committed) or marks them failed.
+    void finish(const util::Expected<reconcile::Outcome>& outcome);
+
+private:
+    RolloutGate(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
+                kubeapi::Client client, const model::SlotBoard* watched, ClaimedSlots claimed);
+    void release_unclaimed(SlotKeeper& keeper);
+
+    const ClusterSource& m_cluster;
+    const store::Store& m_store;
+    const util::Log& m_log;
+    kubeapi::Client m_client;
+    const model::SlotBoard* m_watched;
+    ClaimedSlots m_claimed;
+    std::map<std::string, std::string> m_waiting;
+    std::map<std::string, std::optional<model::RolloutTarget>> m_waiting_for;
+    std::vector<HeldSlot> m_held;
+    std::unique_ptr<SlotRenewal> m_renewal;
+};
+
+} // namespace shimkeeper::cluster::agent

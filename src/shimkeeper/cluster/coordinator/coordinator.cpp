@@ -1,0 +1,331 @@
+#include "shimkeeper/cluster/coordinator/coordinator.hpp"
+
+#include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/kubeapi/retry_backoff.hpp"
+
+#include <algorithm>
+
+namespace shimkeeper::cluster::coordinator {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A watch event applied to objects kept whole (Shims, RuntimeClasses: few and small).
+void apply_event(std::map<std::string, json>& objects, const kubeapi::WatchEvent& event) {
+    switch (event.kind) {
+    case kubeapi::WatchEvent::Kind::synced:
+        objects.clear();
+        for (const json& item : event.items) {
+            objects[kubeapi::name_of(item)] = item;
+        }
+        break;
+    case kubeapi::WatchEvent::Kind::added:
+    case kubeapi::WatchEvent::Kind::modified:
+        objects[kubeapi::name_of(event.object)] = event.object;
+        break;
+    case kubeapi::WatchEvent::Kind::deleted:
+        objects.erase(kubeapi::name_of(event.object));
+        break;
+    }
+}
+
+// The same for Nodes, kept as views; false when nothing the coordinator reads has changed.
+bool apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event) {
+    switch (event.kind) {
+    case kubeapi::WatchEvent::Kind::synced: {
+        model::NodeViews fresh;
+        for (const json& item : event.items) {
+            model::NodeView view = model::NodeView::of(item);
+            fresh.emplace(view.name, std::move(view));
+        }
+        bool changed = fresh != nodes;
+        nodes = std::move(fresh);
+        return changed;
+    }
+    case kubeapi::WatchEvent::Kind::added:
+    case kubeapi::WatchEvent::Kind::modified: {
+        model::NodeView view = model::NodeView::of(event.object);
+        auto found = nodes.find(view.name);
+        if (found != nodes.end() && found->second == view) {
+            return false;
+        }
+        nodes[view.name] = std::move(view);
+        return true;
+    }
+    case kubeapi::WatchEvent::Kind::deleted:
+        return nodes.erase(kubeapi::name_of(event.object)) > 0;
+    }
+    return false;
+}
+
+} // namespace
+
+Coordinator::Coordinator(kubeapi::CurlEventLoop& loop, kubeapi::Client& client,
+                         CoordinatorSettings settings, kubeapi::EventSource source, util::Log log)
+    : m_loop(loop), m_client(client), m_settings(std::move(settings)), m_log(log),
+      m_elector(client,
+                {m_settings.ns, m_settings.lease_name, m_settings.identity,
+                 m_settings.lease_duration, m_settings.renew_deadline, m_settings.retry_period}),
+      m_events(client, std::move(source)), m_rng(std::random_device{}()) {
+    // A slot that changes may halt or resume a rollout: the leader's next pass says so.
+    m_slots.set_listener([this](const std::string& shim, bool may_free) {
+        if (m_leading) {
+            on_change();
+        }
+        if (m_slot_listener) {
+            m_slot_listener(shim, may_free);
+        }
+    });
+}
+
+Coordinator::~Coordinator() = default;
+
+util::Expected<void> Coordinator::start() {
+    if (m_settings.identity.empty()) {
+        return util::fail(util::ErrorCode::invalid_input,
+                          "the coordinator needs this agent's node name as its identity");
+    }
+    if (m_settings.renew_deadline >= m_settings.lease_duration ||
+        m_settings.retry_period >= m_settings.renew_deadline) {
+        return util::fail(util::ErrorCode::invalid_input,
+                          "coordinator lease timings must satisfy retry period < renew deadline "
+                          "< lease duration");
+    }
+    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), so
+    // that waiting for a slot costs no watch of its own.
+    kubeapi::WatchSettings lease_watch;
+    m_lease_watch = std::make_unique<kubeapi::Watch>(
+        m_client.connection(), m_loop, kubeapi::leases_resource(), m_settings.ns,
+        std::move(lease_watch), [this](const kubeapi::WatchEvent& event) { on_lease_seen(event); });
+    TRY(m_lease_watch->start());
+    auto timer = m_loop.after(std::chrono::milliseconds(0), [this] { round(); });
+    if (!timer) {
+        return std::unexpected(std::move(timer).error());
+    }
+    m_round_timer = std::move(*timer);
+    return {};
+}
+
+void Coordinator::on_lease_seen(const kubeapi::WatchEvent& event) {
+    m_slots.apply(event);
+    const auto is_ours = [this](const json& lease) {
+        return kubeapi::name_of(lease) == m_settings.lease_name;
+    };
+    std::optional<json> lease;
+    if (event.kind == kubeapi::WatchEvent::Kind::synced) {
+        auto found = std::ranges::find_if(event.items, is_ours);
+        if (found != event.items.end()) {
+            lease = *found;
+        }
+    } else if (!is_ours(event.object)) {
+        return; // a slot Lease: the board's listener has it
+    } else if (event.kind != kubeapi::WatchEvent::Kind::deleted) {
+        lease = event.object;
+    }
+    m_elector.observe(lease);
+    // The leader keeps its renewal rhythm; a candidate's next round moves with what it saw.
+    if (!m_leading && !m_released) {
+        schedule_round(candidate_delay());
+    }
+}
+
+std::chrono::milliseconds Coordinator::candidate_delay() {
+    std::uniform_int_distribution<long> jitter(
+        0,
+        std::chrono::duration_cast<std::chrono::milliseconds>(m_settings.retry_period).count() / 2);
+    return m_elector.next_round_in() + std::chrono::milliseconds(jitter(m_rng));
+}
+
+void Coordinator::schedule_round(std::chrono::milliseconds delay) {
+    auto timer = m_loop.after(delay, [this] { round(); });
+    if (!timer) {
+        // Without a timer there are no more rounds: stop acting rather than lead unrenewed.
+        m_log.error("coordinator: " + timer.error().message() + "; no longer a candidate");
+        end_term("the event loop refused a timer");
+        return;
+    }
+    m_round_timer = std::move(*timer);
+}
+
+void Coordinator::round() {
+    if (m_released) {
+        return;
+    }
+    ++m_stats.rounds;
+    const auto now = Clock::now();
+    auto held = m_elector.try_acquire_or_renew(now);
+    if (!held) {
+        if (!m_round_failing) {
+            m_log.warning("coordinator: election round on Lease " + m_settings.ns + "/" +
+                          m_settings.lease_name + ": " + held.error().message());
+        }
+        m_round_failing = true;
+    } else {
+        m_round_failing = false;
+    }
+    // An unanswered round keeps us leading until the renew deadline; a lost one ends it now.
+    const bool lead = (held ? *held : true) && m_elector.is_leader(now);
+    if (lead && !m_leading) {
+        if (auto begun = begin_term(); !begun) {
+            m_log.error("coordinator: " + begun.error().message());
+            end_term("the watches could not start");
+        }
+    } else if (!lead && m_leading) {
+        end_term(held ? "Lease held by " + m_elector.observed_holder()
+                      : "no renewal within the renew deadline");
+    } else if (lead && m_pass_owed) {
+        m_pass_owed = false;
+        on_change();
+    }
+    report_watch_problems();
+    // A failed round waits a whole period, so an unreachable API server is not hammered.
+    schedule_round(m_leading || !held ? m_settings.retry_period : candidate_delay());
+}
+
+// A watch retries on its own; without this a leader whose watch keeps failing (RBAC, a missing
+// CRD) would do nothing and say nothing.
+void Coordinator::report_watch_problems() {
+    const std::pair<const char*, const kubeapi::Watch*> watches[] = {
+        {"the coordinator Lease", m_lease_watch.get()},
+        {"Shims", m_shim_watch.get()},
+        {"Nodes", m_node_watch.get()},
+        {"RuntimeClasses", m_class_watch.get()}};
+    for (const auto& [what, watch] : watches) {
+        if (watch == nullptr) {
+            continue;
+        }
+        std::string problem = watch->stopped()                ? watch->stopped()->message()
+                              : watch->state().failures() > 0 ? watch->state().last_problem()
+                                                              : "";
+        if (!problem.empty() && problem != m_reported_problem) {
+            m_log.warning(std::string("coordinator: the watch on ") + what +
+                          " fails, retrying: " + problem);
+            m_reported_problem = problem;
+        }
+    }
+}
+
+util::Expected<void> Coordinator::begin_term() {
+    m_leading = true;
+    ++m_stats.terms;
+    m_log.info("coordinator: " + m_settings.identity + " leads (Lease " + m_settings.ns + "/" +
+               m_settings.lease_name + ")");
+    m_view = {};
+    m_shims_synced = m_nodes_synced = m_classes_synced = false;
+    kubeapi::Connection& connection = m_client.connection();
+    m_shim_watch = std::make_unique<kubeapi::Watch>(connection, m_loop, model::shims_resource(), "",
+                                                    kubeapi::WatchSettings{},
+                                                    [this](const kubeapi::WatchEvent& event) {
+                                                        apply_event(m_view.shims, event);
+                                                        m_shims_synced = true;
+                                                        on_change();
+                                                    });
+    m_node_watch = std::make_unique<kubeapi::Watch>(
+        connection, m_loop, kubeapi::nodes_resource(), "", kubeapi::WatchSettings{},
+        [this](const kubeapi::WatchEvent& event) {
+            bool changed = apply_event(m_view.nodes, event);
+            if (changed || !m_nodes_synced) {
+                m_nodes_synced = true;
+                on_change();
+            }
+        });
+    m_class_watch = std::make_unique<kubeapi::Watch>(
+        connection, m_loop, kubeapi::runtime_classes_resource(), "", kubeapi::WatchSettings{},
+        [this](const kubeapi::WatchEvent& event) {
+            apply_event(m_view.runtime_classes, event);
+            m_classes_synced = true;
+            on_change();
+        });
+    TRY(m_shim_watch->start());
+    TRY(m_node_watch->start());
+    TRY(m_class_watch->start());
+    return {};
+}
+
+void Coordinator::end_term(const std::string& why) {
+    if (m_leading) {
+        m_log.info("coordinator: " + m_settings.identity + " no longer leads: " + why);
+    }
+    m_leading = false;
+    m_shim_watch.reset();
+    m_node_watch.reset();
+    m_class_watch.reset();
+    m_view = {};
+    m_shims_synced = m_nodes_synced = m_classes_synced = false;
+    m_pass_armed = false;
+    m_pass_owed = false;
+    m_pass_timer.reset();
+    m_failures_in_row = 0;
+}
+
+void Coordinator::on_change() {
+    if (m_shims_synced && m_nodes_synced && m_classes_synced) {
+        arm_pass(m_settings.settle);
+    }
+}
+
+void Coordinator::arm_pass(std::chrono::milliseconds delay) {
+    const auto due = Clock::now() + delay;
+    if (m_pass_armed && m_pass_due <= due) {
+        return; // the pass already planned will see this change too
+    }
+    auto timer = m_loop.after(delay, [this] { pass(); });
+    if (!timer) {
+        m_log.error("coordinator: " + timer.error().message());
+        return;
+    }
+    m_pass_timer = std::move(*timer);
+    m_pass_armed = true;
+    m_pass_due = due;
+}
+
+bool Coordinator::still_leading() const {
+    return m_leading && m_elector.is_leader(Clock::now());
+}
+
+void Coordinator::pass() {
+    m_pass_armed = false; // m_pass_timer is this callback's source: replaced later, not here
+    if (!still_leading()) {
+        m_pass_owed = true; // the next round ends the term, or renews it and runs the pass
+        return;
+    }
+    CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
+    m_view.slots = m_slots.slots();
+    m_view.slots_synced = m_slots.synced();
+    m_view.ns = m_settings.ns;
+    PassOutcome outcome = runner.run(m_view);
+    m_stats.writes += outcome.writes;
+    if (outcome.interrupted) {
+        m_pass_owed = true;
+        return;
+    }
+    ++m_stats.passes;
+    if (outcome.errors.empty()) {
+        m_failures_in_row = 0;
+        // A holder that dies sends no event: look again when its slot runs out unrenewed.
+        if (const auto expiry = model::next_slot_expiry(m_slots.slots())) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(*expiry - Clock::now());
+            arm_pass(std::max(left, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
+        }
+        return;
+    }
+    ++m_stats.failed_passes;
+    ++m_failures_in_row;
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    arm_pass(kubeapi::retry_backoff(m_failures_in_row, m_settings.backoff_initial,
+                                    m_settings.backoff_max, unit(m_rng)));
+}
+
+util::Expected<void> Coordinator::release() {
+    m_released = true;
+    m_round_timer.reset();
+    m_lease_watch.reset();
+    end_term("released");
+    return m_elector.release();
+}
+
+} // namespace shimkeeper::cluster::coordinator

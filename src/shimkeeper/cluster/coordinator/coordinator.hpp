@@ -1,0 +1,125 @@
+// The coordinator (CLUSTER.md, "Roles"): every agent is a candidate; the one holding the Lease
+// `shimkeeper-coordinator` in the agent namespace does the cluster-wide work of
+// coordinator_pass.hpp. Everything runs on the given CurlEventLoop, no threads:
+//   - a watch on the namespace's Leases (this one, and the rollout slots kept in a SlotBoard
+//     for the node side and the passes) for as long as the agent is a candidate, and election
+//     rounds (LeaderElector, client-go's rules) on a loop timer: every retry_period while leading
+//     (the renewal), else only when the watched holder's lease runs out or the Lease is
+//     released or deleted, so a candidate makes no request while another agent leads (one
+//     watch instead of client-go's read every 2 s; rounds start with up to retry_period/2 of
+//     jitter so that a hundred candidates do not write at the same instant);
+//   - while leading: watches on Shims, all Nodes (kept as NodeViews: labels and shimkeeper's
+//     annotations only, so a kubelet heartbeat is no change) and RuntimeClasses; any change
+//     arms one pass `settle` later (changes in between join it); the first pass waits until
+//     all three watches have their first snapshot, so no status is computed from half a view;
+//   - a pass with failed writes is run again after a growing, jittered backoff;
+//   - leadership lost (a round finds another holder, or no renewal within renew_deadline):
+//     the watches and the view are dropped at once and nothing more is written; a pass in
+//     progress checks before every Shim.
+// The daemon constructs it once, calls start(), keeps the loop running, and calls release()
+// on SIGTERM so that another agent takes over without waiting for the lease to expire.
+#pragma once
+
+#include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
+#include "shimkeeper/cluster/model/slot_board.hpp"
+#include "shimkeeper/kubeapi/curl_event_loop.hpp"
+#include "shimkeeper/kubeapi/leader_election.hpp"
+#include "shimkeeper/kubeapi/watch.hpp"
+
+#include <chrono>
+#include <memory>
+#include <random>
+
+namespace shimkeeper::cluster::coordinator {
+
+inline constexpr const char* k_coordinator_lease = "shimkeeper-coordinator";
+
+struct CoordinatorSettings {
+    std::string ns = "shimkeeper-system"; // [kube] namespace: where the Lease lives
+    std::string identity;                 // this agent's node name
+    std::string lease_name = k_coordinator_lease;
+    std::chrono::seconds lease_duration{15};
+    std::chrono::seconds renew_deadline{10};
+    std::chrono::seconds retry_period{2};
+    std::chrono::milliseconds settle{300}; // from a change to the pass that handles it
+    std::chrono::milliseconds backoff_initial{1000};
+    std::chrono::milliseconds backoff_max{60'000};
+};
+
+// Counters for status output and tests.
+struct CoordinatorStats {
+    unsigned rounds = 0;        // election rounds
+    unsigned terms = 0;         // times this agent became the leader
+    unsigned passes = 0;        // passes run to the end
+    unsigned writes = 0;        // API writes of all passes (Events not counted)
+    unsigned failed_passes = 0; // passes with at least one failed write
+};
+
+class Coordinator {
+public:
+    Coordinator(kubeapi::CurlEventLoop& loop, kubeapi::Client& client, CoordinatorSettings settings,
+                kubeapi::EventSource source, util::Log log);
+    ~Coordinator();
+    Coordinator(const Coordinator&) = delete;
+    Coordinator& operator=(const Coordinator&) = delete;
+
+    // The first election round runs at once (on the loop), then every retry_period.
+    util::Expected<void> start();
+    // Stops acting and gives the Lease up if held. No more rounds after it.
+    util::Expected<void> release();
+
+    bool leading() const { return m_leading; }
+    // The rollout slots seen on the Lease watch, and a callback for when one changes.
+    const model::SlotBoard& slots() const { return m_slots; }
+    void on_slot_change(model::SlotBoard::Listener listener) {
+        m_slot_listener = std::move(listener);
+    }
+    const CoordinatorStats& stats() const { return m_stats; }
+
+private:
+    void schedule_round(std::chrono::milliseconds delay);
+    std::chrono::milliseconds candidate_delay();
+    void round();
+    void on_lease_seen(const kubeapi::WatchEvent& event);
+    util::Expected<void> begin_term();
+    void end_term(const std::string& why);
+    void on_change();
+    void arm_pass(std::chrono::milliseconds delay);
+    void pass();
+    bool still_leading() const;
+    void report_watch_problems();
+
+    kubeapi::CurlEventLoop& m_loop;
+    kubeapi::Client& m_client;
+    CoordinatorSettings m_settings;
+    util::Log m_log;
+    kubeapi::LeaderElector m_elector;
+    kubeapi::EventRecorder m_events;
+    std::minstd_rand m_rng;
+
+    bool m_leading = false;
+    bool m_released = false;
+    kubeapi::SdSource m_round_timer;
+    kubeapi::SdSource m_pass_timer;
+    bool m_pass_armed = false;
+    bool m_pass_owed = false; // a pass was skipped or cut short while the renewal was late
+    std::chrono::steady_clock::time_point m_pass_due;
+    unsigned m_failures_in_row = 0;
+    bool m_round_failing = false; // log an unreachable API server once, not every round
+
+    std::unique_ptr<kubeapi::Watch> m_lease_watch; // for the whole candidacy, not just a term
+    model::SlotBoard m_slots;                      // fed by m_lease_watch
+    model::SlotBoard::Listener m_slot_listener;
+    ClusterView m_view;
+    bool m_shims_synced = false;
+    bool m_nodes_synced = false;
+    bool m_classes_synced = false;
+    std::unique_ptr<kubeapi::Watch> m_shim_watch;
+    std::unique_ptr<kubeapi::Watch> m_node_watch;
+    std::unique_ptr<kubeapi::Watch> m_class_watch;
+    std::string m_reported_problem; // the last watch problem logged
+
+    CoordinatorStats m_stats;
+};
+
+} // namespace shimkeeper::cluster::coordinator

@@ -1,0 +1,329 @@
+#include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
+
+#include "shimkeeper/cluster/model/rollout_status.hpp"
+#include "shimkeeper/cluster/model/runtime_class.hpp"
+#include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/cluster/model/shim_rollup.hpp"
+#include "shimkeeper/kubeapi/conflict_retry.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/util/utc_time.hpp"
+
+#include <algorithm>
+
+namespace shimkeeper::cluster::coordinator {
+
+using nlohmann::json;
+
+namespace {
+
+std::string version_of(const json& object) {
+    return object.value("metadata", json::object()).value("resourceVersion", "");
+}
+
+bool deleting(const json& object) {
+    return object.value("metadata", json::object()).contains("deletionTimestamp");
+}
+
+bool has_finalizer(const json& shim) {
+    const json finalizers = shim.value("metadata", json::object()).value("finalizers", json());
+    return finalizers.is_array() &&
+           std::ranges::find(finalizers, json(k_uninstall_finalizer)) != finalizers.end();
+}
+
+std::string condition_reason(const json& shim, const std::string& type) {
+    const json conditions = shim.value("status", json::object()).value("conditions", json());
+    const json* found = model::find_condition(conditions, type);
+    return found != nullptr ? found->value("reason", "") : "";
+}
+
+} // namespace
+
+PassOutcome CoordinatorPass::run(ClusterView& view) {
+    m_outcome = {};
+    m_view = &view;
+    std::vector<std::string> names;
+    for (const auto& [name, shim] : view.shims) {
+        names.push_back(name);
+    }
+    for (const std::string& name : names) {
+        if (!m_leading()) {
+            m_outcome.interrupted = true;
+            return m_outcome;
+        }
+        if (auto found = view.shims.find(name); found != view.shims.end()) {
+            const json shim = found->second; // a copy: writes replace the view's
+            reconcile_shim(shim);
+        }
+    }
+    if (m_leading()) {
+        remove_orphans();
+        reclaim_slots();
+    }
+    return m_outcome;
+}
+
+void CoordinatorPass::reconcile_shim(const json& shim) {
+    const bool ours = has_finalizer(shim);
+    if (deleting(shim)) {
+        if (!ours) {
+            return; // finalized already, or held by someone else: nothing of ours to do
+        }
+        model::Rollup nodes = model::rollup(shim, m_view->nodes);
+        if (nodes.carrying.empty()) {
+            finalize(shim);
+        } else {
+            write_status(shim, with_rollout(shim, nodes,
+                                            model::desired_status(shim, nodes, std::nullopt,
+                                                                  util::now_rfc3339())));
+        }
+        return;
+    }
+    if (!ours) {
+        if (auto added = change_finalizer(shim, true); !added) {
+            failed("adding the finalizer to Shim " + kubeapi::name_of(shim),
+                   std::move(added).error());
+        }
+    }
+    std::optional<model::Condition> runtime_class = ensure_runtime_class(shim);
+    const model::Rollup nodes = model::rollup(shim, m_view->nodes);
+    write_status(
+        shim, with_rollout(shim, nodes,
+                           model::desired_status(shim, nodes, runtime_class, util::now_rfc3339())));
+    if (runtime_class && runtime_class->reason == "Conflict" &&
+        condition_reason(shim, "RuntimeClassReady") != "Conflict") {
+        emit(shim, kubeapi::EventType::warning, "RuntimeClassConflict", "CreateRuntimeClass",
+             runtime_class->message);
+    }
+}
+
+std::optional<model::Condition> CoordinatorPass::ensure_runtime_class(const json& shim) {
+    auto identity = model::shim_identity_of(shim);
+    if (!identity) {
+        // Admission refuses these; a Shim made under an older CRD can still get here.
+        return model::Condition{"RuntimeClassReady", model::ConditionStatus::false_, "InvalidSpec",
+                                identity.error().message()};
+    }
+    const json desired = model::desired_runtime_class(*identity, shim);
+    const std::string& name = identity->runtime_class;
+    auto& classes = m_view->runtime_classes;
+    auto found = classes.find(name);
+    const json* existing = found == classes.end() ? nullptr : &found->second;
+    model::RuntimeClassPlan plan = model::plan_runtime_class(existing, desired, *identity);
+    const kubeapi::Resource resource = kubeapi::runtime_classes_resource();
+    util::Expected<json> result = json();
+    switch (plan.action) {
+    case model::RuntimeClassPlan::Action::keep:
+    case model::RuntimeClassPlan::Action::conflict:
+    case model::RuntimeClassPlan::Action::invalid:
+        return plan.condition;
+    case model::RuntimeClassPlan::Action::patch:
+        result = m_client.json_patch(resource, "", name, plan.operations, version_of(*existing));
+        break;
+    case model::RuntimeClassPlan::Action::replace:
+        if (!delete_runtime_class(*existing, "its handler changed")) {
+            return std::nullopt;
+        }
+        [[fallthrough]];
+    case model::RuntimeClassPlan::Action::create:
+        result = m_client.create(resource, "", desired);
+        if (result) {
+            emit(shim, kubeapi::EventType::normal, "RuntimeClassCreated", "CreateRuntimeClass",
+                 plan.condition.message);
+        }
+        break;
+    }
+    if (!result) {
+        // A conflict here means our view is behind; the watch brings the news, the retry acts.
+        failed("writing RuntimeClass " + name + " for Shim " + identity->name,
+               std::move(result).error());
+        return std::nullopt;
+    }
+    ++m_outcome.writes;
+    classes[name] = std::move(*result);
+    return plan.condition;
+}
+
+bool CoordinatorPass::delete_runtime_class(const json& runtime_class, const std::string& why) {
+    const std::string name = kubeapi::name_of(runtime_class);
+    auto gone =
+        m_client.remove(kubeapi::runtime_classes_resource(), "", name, version_of(runtime_class));
+    if (!gone && gone.error().code() != util::ErrorCode::not_found) {
+        failed("deleting RuntimeClass " + name + " (" + why + ")", std::move(gone).error());
+        return false;
+    }
+    ++m_outcome.writes;
+    m_view->runtime_classes.erase(name);
+    m_log.info("coordinator: deleted RuntimeClass " + name + ": " + why);
+    return true;
+}
+
+void CoordinatorPass::finalize(const json& shim) {
+    const std::string shim_name = kubeapi::name_of(shim);
+    std::string removed;
+    const auto classes = m_view->runtime_classes; // a copy: deleting changes the view
+    for (const auto& [name, runtime_class] : classes) {
+        if (model::runtime_class_owner(runtime_class) != shim_name) {
+            continue;
+        }
+        if (!delete_runtime_class(runtime_class, "Shim " + shim_name + " was deleted")) {
+            return; // the finalizer stays until the RuntimeClass is gone
+        }
+        removed += (removed.empty() ? "RuntimeClass " : ", ") + name;
+    }
+    auto dropped = change_finalizer(shim, false);
+    if (!dropped) {
+        failed("removing the finalizer of Shim " + shim_name, std::move(dropped).error());
+        return;
+    }
+    if (*dropped == kubeapi::Changed::no) {
+        return; // gone already, or someone else took it off
+    }
+    m_log.info("coordinator: Shim " + shim_name + " finalized: no node carries it any more");
+    emit(shim, kubeapi::EventType::normal, "Finalized", "Finalize",
+         "no node carries the shim any more; " +
+             (removed.empty() ? std::string("no RuntimeClass of ours to delete")
+                              : removed + " deleted") +
+             "; finalizer removed");
+}
+
+void CoordinatorPass::remove_orphans() {
+    const auto classes = m_view->runtime_classes; // a copy: deleting changes the view
+    for (const auto& [name, runtime_class] : classes) {
+        const std::string owner = model::runtime_class_owner(runtime_class);
+        if (owner.empty()) {
+            continue;
+        }
+        auto shim = m_view->shims.find(owner);
+        if (shim != m_view->shims.end()) {
+            auto identity = model::shim_identity_of(shim->second);
+            // A Shim being deleted keeps its RuntimeClass until finalize(); an invalid one
+            // cannot say which class it wants, so nothing is taken from it.
+            if (deleting(shim->second) || !identity || identity->runtime_class == name) {
+                continue;
+            }
+        }
+        delete_runtime_class(runtime_class, "Shim " + owner + " no longer names it");
+    }
+}
+
+json CoordinatorPass::with_rollout(const json& shim, const model::Rollup& rollup, json status) {
+    if (!m_view->slots_synced) {
+        return status; // judged once the slots are known; until then the status keeps its own
+    }
+    const model::RolloutStatus rollout = model::rollout_status(shim, rollup, m_view->slots);
+    const json current = shim.value("status", json::object());
+    if (rollout.slots) {
+        status["slots"] = *rollout.slots;
+    } else if (current.contains("slots")) {
+        status["slots"] = nullptr; // a merge patch deletes it
+    }
+    status["conditions"] = model::merge_conditions(status["conditions"], {rollout.halted},
+                                                   rollup.generation, util::now_rfc3339());
+    const json conditions_now = current.value("conditions", json()); // outlives `before`
+    const json* before = model::find_condition(conditions_now, "RolloutHalted");
+    if (rollout.halted.status == model::ConditionStatus::true_ &&
+        (before == nullptr || before->value("status", "") != "True" ||
+         before->value("observedGeneration", 0L) != rollup.generation)) {
+        emit(shim, kubeapi::EventType::warning, "RolloutHalted", "Rollout", rollout.halted.message);
+    }
+    return status;
+}
+
+void CoordinatorPass::reclaim_slots() {
+    if (!m_view->slots_synced) {
+        return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    for (const model::SlotSeen& slot : m_view->slots) {
+        const auto shim = m_view->shims.find(slot.lease.shim);
+        const auto why = model::slot_reclaim_reason(
+            slot, shim == m_view->shims.end() ? nullptr : &shim->second, now);
+        if (!why) {
+            continue;
+        }
+        // At the version judged: a holder's renewal in between makes this a 409, and it stays.
+        auto gone = m_client.remove(kubeapi::leases_resource(), m_view->ns, slot.lease.name,
+                                    slot.lease.resource_version);
+        if (!gone && gone.error().code() != util::ErrorCode::not_found) {
+            if (gone.error().code() != util::ErrorCode::conflict) {
+                failed("freeing rollout slot Lease " + slot.lease.name, std::move(gone).error());
+            }
+            continue;
+        }
+        ++m_outcome.writes;
+        m_log.info("coordinator: freed rollout slot Lease " + slot.lease.name + ": " + *why);
+    }
+}
+
+void CoordinatorPass::write_status(const json& shim, const json& status) {
+    if (!model::status_differs(shim, status)) {
+        return;
+    }
+    const std::string name = kubeapi::name_of(shim);
+    auto written =
+        m_client.merge_patch(model::shims_resource(), "", name, {{"status", status}}, "status");
+    if (!written) {
+        if (written.error().code() != util::ErrorCode::not_found) { // gone: nothing to report on
+            failed("writing the status of Shim " + name, std::move(written).error());
+        }
+        return;
+    }
+    ++m_outcome.writes;
+    m_view->shims[name] = std::move(*written);
+}
+
+util::Expected<kubeapi::Changed> CoordinatorPass::change_finalizer(const json& shim, bool present) {
+    kubeapi::Changed last = kubeapi::Changed::no;
+    auto written = kubeapi::update_with_retry(
+        m_client, model::shims_resource(), "", kubeapi::name_of(shim),
+        [&](json& fresh) -> util::Expected<kubeapi::Changed> {
+            json& metadata = fresh["metadata"];
+            json finalizers = metadata.value("finalizers", json::array());
+            auto at = std::ranges::find(finalizers, json(k_uninstall_finalizer));
+            last = kubeapi::Changed::no;
+            if (present && at == finalizers.end() && !metadata.contains("deletionTimestamp")) {
+                finalizers.push_back(k_uninstall_finalizer);
+                last = kubeapi::Changed::yes;
+            } else if (!present && at != finalizers.end()) {
+                finalizers.erase(at);
+                last = kubeapi::Changed::yes;
+            }
+            metadata["finalizers"] = finalizers;
+            return last;
+        });
+    if (!written) {
+        if (written.error().code() == util::ErrorCode::not_found) {
+            return kubeapi::Changed::no; // deleted meanwhile
+        }
+        return std::unexpected(std::move(written).error());
+    }
+    if (last == kubeapi::Changed::yes) {
+        ++m_outcome.writes;
+        // Without the last finalizer a deleted Shim is gone and the answer is a Status, not
+        // the object: the view drops it before the watch says so.
+        if (written->value("kind", "") == "Shim") {
+            m_view->shims[kubeapi::name_of(shim)] = std::move(*written);
+        } else {
+            m_view->shims.erase(kubeapi::name_of(shim));
+        }
+    }
+    return last;
+}
+
+void CoordinatorPass::emit(const json& shim, kubeapi::EventType type, const std::string& reason,
+                           const std::string& action, const std::string& note) {
+    const json metadata = shim.value("metadata", json::object());
+    kubeapi::ObjectReference regarding{model::shims_resource().api_version(), "Shim",
+                                       metadata.value("name", ""), "", metadata.value("uid", "")};
+    if (auto emitted = m_events.emit(regarding, type, reason, action, note); !emitted) {
+        m_log.warning("coordinator: could not record Event " + reason + " on Shim " +
+                      regarding.name + ": " + emitted.error().message());
+    }
+}
+
+void CoordinatorPass::failed(const std::string& what, util::Error error) {
+    m_log.warning("coordinator: " + what + ": " + error.message());
+    m_outcome.errors.push_back(std::move(error).with_context(what));
+}
+
+} // namespace shimkeeper::cluster::coordinator

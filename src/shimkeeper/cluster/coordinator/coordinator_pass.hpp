@@ -1,0 +1,88 @@
+// One reconcile pass of the coordinator over everything it watches: the blocking REST writes,
+// decided by the pure parts (shim_rollup, runtime_class) on the watched state. Each Shim:
+//   - alive without our finalizer: the finalizer is added (update at the version read, 409 ->
+//     read again, bounded);
+//   - its RuntimeClass created, brought back in line, or left alone when it is not ours;
+//   - its status written through the status subresource (merge patch) only when it differs;
+//   - being deleted, with our finalizer, and no Node carrying its label or annotation: its
+//     RuntimeClass deleted (if ours), then the finalizer removed.
+// And a RuntimeClass of ours whose Shim is gone or now names another class is deleted, and so is
+// a rollout slot Lease is freed (deleted) when its Shim is gone, it was released, it expired
+// unrenewed, or it failed for an older generation (slot_reclaim_reason): nodes never write a
+// Lease another node holds.
+// The status also carries the rollout (rollout_status.hpp): status.slots and RolloutHalted, with
+// a Warning Event when a rollout halts.
+// A failed write is reported and the pass goes on with the next Shim; the caller retries the
+// whole pass later (everything here is idempotent). Nothing is written once `leading` says no.
+// What a write returns goes into the view at once: a pass that runs before the watch has
+// delivered our own write must not take the older object for the truth and write again.
+#pragma once
+
+#include "shimkeeper/cluster/model/conditions.hpp"
+#include "shimkeeper/cluster/model/node_shim_state.hpp"
+#include "shimkeeper/cluster/model/shim_rollup.hpp"
+#include "shimkeeper/cluster/model/slot_lease.hpp"
+#include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/conflict_retry.hpp"
+#include "shimkeeper/kubeapi/event_recorder.hpp"
+#include "shimkeeper/util/log.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::cluster::coordinator {
+
+// Our finalizer on every Shim: the Shim stays until no node carries it any more.
+inline constexpr const char* k_uninstall_finalizer = "shim.containerd.x-k8s.io/uninstall";
+
+// What the coordinator's watches hold.
+struct ClusterView {
+    std::map<std::string, nlohmann::json> shims;           // by name
+    model::NodeViews nodes;                                // by name
+    std::map<std::string, nlohmann::json> runtime_classes; // by name
+    std::vector<model::SlotSeen> slots; // the rollout slot Leases (the candidacy's Lease watch)
+    bool slots_synced = false;
+    std::string ns; // the agent namespace, where the slot Leases live
+};
+
+struct PassOutcome {
+    unsigned writes = 0;
+    std::vector<util::Error> errors;
+    bool interrupted = false; // leadership ended during the pass
+};
+
+class CoordinatorPass {
+public:
+    CoordinatorPass(kubeapi::Client& client, kubeapi::EventRecorder& events, const util::Log& log,
+                    std::function<bool()> leading)
+        : m_client(client), m_events(events), m_log(log), m_leading(std::move(leading)) {}
+
+    PassOutcome run(ClusterView& view);
+
+private:
+    void reconcile_shim(const nlohmann::json& shim);
+    void finalize(const nlohmann::json& shim);
+    std::optional<model::Condition> ensure_runtime_class(const nlohmann::json& shim);
+    void write_status(const nlohmann::json& shim, const nlohmann::json& status);
+    void remove_orphans();
+    void reclaim_slots();
+    nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,
+                                nlohmann::json status);
+    bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);
+    util::Expected<kubeapi::Changed> change_finalizer(const nlohmann::json& shim, bool present);
+    void emit(const nlohmann::json& shim, kubeapi::EventType type, const std::string& reason,
+              const std::string& action, const std::string& note);
+    void failed(const std::string& what, util::Error error);
+
+    kubeapi::Client& m_client;
+    kubeapi::EventRecorder& m_events;
+    const util::Log& m_log;
+    std::function<bool()> m_leading;
+    ClusterView* m_view = nullptr; // during run()
+    PassOutcome m_outcome;
+};
+
+} // namespace shimkeeper::cluster::coordinator

@@ -1,0 +1,63 @@
+// What a node says about its cluster shims, on its own Node object (CLUSTER.md, "Where per-node
+// state lives"): the label `shim.containerd.x-k8s.io/<shim>=true` while the shim is installed
+// and containerd was proven healthy with it (a RuntimeClass selects on it), and the annotation
+// of the same key holding the node's state as JSON. Pure: the patch that takes a Node from what
+// it carries to what it should carry; node_reporter.hpp sends it.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shimkeeper::cluster::model {
+
+inline constexpr std::string_view k_shim_key_prefix = "shim.containerd.x-k8s.io/";
+
+// The label and annotation key of a shim on a Node: "shim.containerd.x-k8s.io/spin-v2".
+std::string shim_node_key(std::string_view shim);
+
+enum class ShimState { installing, installed, failed, removing, conflict };
+const char* to_string(ShimState state);
+
+struct NodeShimState {
+    ShimState state = ShimState::installed;
+    long generation = 0; // the Shim's metadata.generation this state is about
+    std::string digest;  // the artifact in use ("sha256:..."), empty when none
+    std::string reason;  // why failed, removing or in conflict
+    std::string time;    // RFC 3339, when this state was first reported
+
+    // The label goes with `installed` only: pods never land on a node still installing or failed.
+    bool labelled() const { return state == ShimState::installed; }
+    // The same state apart from its time: rewriting only the time would be a write per reconcile.
+    bool same_as(const NodeShimState& other) const;
+};
+
+nlohmann::json to_json(const NodeShimState& state);
+// nullopt: not our JSON (hand-edited): it will be overwritten.
+std::optional<NodeShimState> node_shim_state_of(const std::string& annotation);
+
+// What the Node carries now under our prefix, by shim name.
+// The string entries of an object's metadata.<field> ("labels", "annotations") whose keys start
+// with `prefix`; an absent or malformed field and non-string values are left out.
+std::map<std::string, std::string> metadata_strings(const nlohmann::json& object,
+                                                    std::string_view field,
+                                                    std::string_view prefix = {});
+
+struct NodeShimKeys {
+    std::map<std::string, std::string> labels;      // shim -> label value
+    std::map<std::string, std::string> annotations; // shim -> annotation text
+};
+NodeShimKeys shim_keys_of(const nlohmann::json& node);
+
+// The merge patch (metadata.labels / metadata.annotations, null deleting a key) that makes the
+// Node carry exactly `wanted` for every shim in it, and nothing for shims in `forget`. Keys of
+// other shims are not touched. A state whose only difference is its time is kept as it is.
+// nullopt: nothing to change (no request at all).
+std::optional<nlohmann::json> node_patch(const NodeShimKeys& current,
+                                         const std::map<std::string, NodeShimState>& wanted,
+                                         const std::vector<std::string>& forget);
+
+} // namespace shimkeeper::cluster::model

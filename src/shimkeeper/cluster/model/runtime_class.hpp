@@ -1,0 +1,46 @@
+// The RuntimeClass (node.k8s.io/v1) a Shim gets, and what to do about the one that exists (pure).
+//   name      spec.runtimeClass.name, default the Shim's name (ShimIdentity);
+//   handler   the Shim's handler (spec.handler, default its name);
+//   scheduling.nodeSelector {shim.containerd.x-k8s.io/<shim>: "true"}: the label a node sets only
+//             once the shim is installed and containerd healthy, so pods wait for such a node
+//             instead of failing on one that is still installing;
+//   ours      label app.kubernetes.io/managed-by=shimkeeper AND annotation
+//             containerd.x-k8s.io/shim=<shim>; an owner reference to the Shim, so a cluster's
+//             garbage collector removes it even if the finalizer is forced off.
+// A RuntimeClass with that name that is not ours (no label, or another Shim's) is never changed:
+// the Shim gets RuntimeClassReady=False, reason Conflict. Ours is brought back in line: the
+// handler is immutable in the API, so a changed handler means delete (at the version read) and
+// create; anything else is one JSON patch at the version read. A Shim name or handler that the
+// node accepts but a RuntimeClass cannot carry (the API wants a DNS label for the handler and a
+// DNS subdomain for the name: no "_", no "." in a handler) gets no RuntimeClass and says why.
+#pragma once
+
+#include "shimkeeper/cluster/model/conditions.hpp"
+#include "shimkeeper/cluster/model/shim_object.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace shimkeeper::cluster::model {
+
+inline constexpr const char* k_managed_by_label = "app.kubernetes.io/managed-by";
+inline constexpr const char* k_managed_by_value = "shimkeeper";
+inline constexpr const char* k_shim_annotation = "containerd.x-k8s.io/shim";
+
+nlohmann::json desired_runtime_class(const ShimIdentity& identity, const nlohmann::json& shim);
+
+// The Shim a RuntimeClass was created for, or "" when shimkeeper did not create it.
+std::string runtime_class_owner(const nlohmann::json& runtime_class);
+
+struct RuntimeClassPlan {
+    enum class Action { create, keep, patch, replace, conflict, invalid };
+    Action action = Action::keep;
+    nlohmann::json operations; // patch: the JSON patch (applied at the read's resourceVersion)
+    Condition condition;       // RuntimeClassReady once the action succeeded
+};
+
+// existing: the RuntimeClass of that name as last seen, or nullptr.
+RuntimeClassPlan plan_runtime_class(const nlohmann::json* existing, const nlohmann::json& desired,
+                                    const ShimIdentity& identity);
+
+} // namespace shimkeeper::cluster::model

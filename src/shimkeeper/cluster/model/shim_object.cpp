@@ -1,0 +1,296 @@
+#include "shimkeeper/cluster/model/shim_object.hpp"
+
+#include "shimkeeper/spec/architecture.hpp"
+#include "shimkeeper/spec/grammar.hpp"
+#include "shimkeeper/spec/oci_reference.hpp"
+
+#include <set>
+
+namespace shimkeeper::cluster::model {
+
+kubeapi::Resource shims_resource() {
+    return {"containerd.x-k8s.io", "v1alpha1", "shims", kubeapi::Scope::cluster};
+}
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* k_control_plane_label = "node-role.kubernetes.io/control-plane";
+
+// Field access that names the object and the field in every error.
+class ObjectReader {
+public:
+    explicit ObjectReader(std::string object) : m_object(std::move(object)) {}
+
+    std::unexpected<util::Error> bad(const std::string& field, const std::string& what) const {
+        return util::fail(util::ErrorCode::invalid_input, m_object + ": " + field + " " + what);
+    }
+
+    util::Expected<std::optional<std::string>> string(const json& parent, const char* key,
+                                                      const std::string& field) const {
+        auto it = parent.find(key);
+        if (it == parent.end() || it->is_null()) {
+            return std::nullopt;
+        }
+        if (!it->is_string()) {
+            return bad(field, std::string("must be a string, not ") + it->type_name());
+        }
+        return it->get<std::string>();
+    }
+
+    util::Expected<std::string> required(const json& parent, const char* key,
+                                         const std::string& field) const {
+        auto value = TRY(string(parent, key, field));
+        if (!value || value->empty()) {
+            return bad(field, "is required");
+        }
+        return *value;
+    }
+
+    const std::string& object() const { return m_object; }
+
+private:
+    std::string m_object;
+};
+
+// Runtime options: JSON values become the TOML values containerd reads (a bool stays a bool:
+// {"SystemdCgroup": true}); null has no TOML form.
+util::Expected<toml::table> toml_of(const json& object, const ObjectReader& reader,
+                                    const std::string& field);
+
+util::Expected<void> add_value(toml::table& table, const std::string& key, const json& value,
+                               const ObjectReader& reader, const std::string& field) {
+    switch (value.type()) {
+    case json::value_t::boolean:
+        table.insert(key, value.get<bool>());
+        return {};
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+        table.insert(key, value.get<std::int64_t>());
+        return {};
+    case json::value_t::number_float:
+        table.insert(key, value.get<double>());
+        return {};
+    case json::value_t::string:
+        table.insert(key, value.get<std::string>());
+        return {};
+    case json::value_t::object:
+        table.insert(key, TRY(toml_of(value, reader, field + "." + key)));
+        return {};
+    default:
+        return reader.bad(field + "." + key,
+                          std::string("is a JSON ") + value.type_name() +
+                              ", which has no place in containerd's config (use a string, "
+                              "number, boolean or object)");
+    }
+}
+
+util::Expected<toml::table> toml_of(const json& object, const ObjectReader& reader,
+                                    const std::string& field) {
+    toml::table table;
+    for (const auto& [key, value] : object.items()) {
+        TRY(add_value(table, key, value, reader, field));
+    }
+    return table;
+}
+
+// An oci source (reference + optional path), as [shim.fetch] oci/path in TOML.
+util::Expected<spec::FetchSource> oci_source_of(const json& entry, bool allow_unverified,
+                                                const ObjectReader& reader,
+                                                const std::string& field) {
+    spec::FetchSource source;
+    const std::string text = TRY(reader.required(entry, "reference", field + ".reference"));
+    auto reference = spec::parse_oci_reference(text);
+    if (!reference) {
+        return reader.bad(field + ".reference", reference.error().message());
+    }
+    if (!reference->digest && !allow_unverified) {
+        return reader.bad(field + ".reference",
+                          "has no @sha256: digest, which is required unless "
+                          "spec.allowUnverified is true (the fetch could not be verified)");
+    }
+    source.oci = reference->to_string();
+    if (auto path = TRY(reader.string(entry, "path", field + ".path"))) {
+        auto normal = spec::normalise_oci_path(*path);
+        if (!normal) {
+            return reader.bad(field + ".path", "must name a file inside the image, without '.' "
+                                               "or '..' parts or control characters");
+        }
+        source.path = *normal;
+    }
+    return source;
+}
+
+util::Expected<spec::FetchSource> source_of(const json& entry, bool allow_unverified,
+                                            const ObjectReader& reader, const std::string& field,
+                                            bool oci) {
+    if (oci) {
+        return oci_source_of(entry, allow_unverified, reader, field);
+    }
+    spec::FetchSource source;
+    source.url = TRY(reader.required(entry, "location", field + ".location"));
+    if (auto problem = spec::url_problem(source.url)) {
+        return reader.bad(field + ".location", *problem);
+    }
+    if (auto digest = TRY(reader.string(entry, "sha256", field + ".sha256"))) {
+        source.sha256 = spec::normalise_sha256(*digest);
+        if (!source.sha256) {
+            return reader.bad(field + ".sha256", "must be exactly 64 hexadecimal digits");
+        }
+    } else if (!allow_unverified) {
+        return reader.bad(field + ".sha256",
+                          "is required unless spec.allowUnverified is true (the download could "
+                          "not be verified)");
+    }
+    return source;
+}
+
+util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverified,
+                                           const std::string& arch, const ObjectReader& reader) {
+    auto strategy = spec.find("fetchStrategy");
+    if (strategy == spec.end() || !strategy->is_object()) {
+        return reader.bad("spec.fetchStrategy", "is required");
+    }
+    const std::string type = TRY(reader.required(*strategy, "type", "spec.fetchStrategy.type"));
+    // The proposal behind the CRD spells it both ways.
+    const bool oci = type == "oci";
+    if (type != "anonymousHttp" && type != "annonymousHttp" && !oci) {
+        return reader.bad("spec.fetchStrategy.type",
+                          "is \"" + type + "\"; this node knows anonymousHttp and oci");
+    }
+    const char* single_key = oci ? "oci" : "anonHttp";
+    const bool single = strategy->contains(single_key);
+    const bool platforms = strategy->contains("platforms");
+    if (single == platforms || strategy->contains(oci ? "anonHttp" : "oci")) {
+        return reader.bad("spec.fetchStrategy", std::string("with type ") + type +
+                                                    " needs exactly one of " + single_key +
+                                                    " and platforms");
+    }
+    if (single) {
+        return source_of((*strategy)[single_key], allow_unverified, reader,
+                         "spec.fetchStrategy." + std::string(single_key), oci);
+    }
+    const json& list = (*strategy)["platforms"];
+    if (!list.is_array()) {
+        return reader.bad("spec.fetchStrategy.platforms", "must be a list");
+    }
+    std::set<std::string> seen;
+    std::optional<spec::FetchSource> chosen;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string field = "spec.fetchStrategy.platforms[" + std::to_string(i) + "]";
+        const std::string entry_arch =
+            spec::normalise_architecture(TRY(reader.required(list[i], "arch", field + ".arch")));
+        if (!seen.insert(entry_arch).second) {
+            return reader.bad(field + ".arch", "names " + entry_arch + " a second time");
+        }
+        auto source = TRY(source_of(list[i], allow_unverified, reader, field, oci));
+        if (entry_arch == arch) {
+            chosen = std::move(source);
+        }
+    }
+    if (!chosen) {
+        return reader.bad("spec.fetchStrategy.platforms", "has no entry for this node's "
+                                                          "architecture, " +
+                                                              arch);
+    }
+    return *chosen;
+}
+
+} // namespace
+
+util::Expected<ShimIdentity> shim_identity_of(const json& shim) {
+    const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
+    const std::string name = metadata.value("name", std::string());
+    const ObjectReader reader("Shim/" + (name.empty() ? std::string("<unnamed>") : name));
+    if (!spec::is_valid_name(name)) {
+        return reader.bad("metadata.name", "is not a valid shim name ([a-z0-9]([-a-z0-9._]*"
+                                           "[a-z0-9])?, at most 63 characters)");
+    }
+    auto spec_field = shim.find("spec");
+    if (spec_field == shim.end() || !spec_field->is_object()) {
+        return reader.bad("spec", "is required");
+    }
+    const json& spec_json = *spec_field;
+    ShimIdentity identity{name, name, name};
+    identity.handler = TRY(reader.string(spec_json, "handler", "spec.handler")).value_or(name);
+    if (!spec::is_valid_name(identity.handler)) {
+        return reader.bad("spec.handler", "is \"" + identity.handler +
+                                              "\": it becomes a key in containerd's config, so "
+                                              "it must be a valid name");
+    }
+    if (auto runtime_class = spec_json.find("runtimeClass"); runtime_class != spec_json.end()) {
+        identity.runtime_class =
+            TRY(reader.required(*runtime_class, "name", "spec.runtimeClass.name"));
+        if (!spec::is_valid_name(identity.runtime_class)) {
+            return reader.bad("spec.runtimeClass.name", "is not a valid name");
+        }
+    }
+    return identity;
+}
+
+util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string& arch) {
+    const ShimIdentity identity = TRY(shim_identity_of(shim));
+    const json& spec_json = shim["spec"];
+    const ObjectReader reader("Shim/" + identity.name);
+
+    spec::ShimSpec spec;
+    spec.name = identity.name;
+    // is_origin_of_shim reads this shape back.
+    spec.location = {
+        reader.object() + "@" + shim["metadata"].value("resourceVersion", std::string("?")), 0, 0};
+    spec.handler = identity.handler;
+    spec.runtime_type = TRY(reader.required(spec_json, "runtimeType", "spec.runtimeType"));
+    if (auto problem = spec::runtime_type_problem(spec.runtime_type)) {
+        return reader.bad("spec.runtimeType", *problem);
+    }
+    spec.binary = TRY(reader.string(spec_json, "binary", "spec.binary"))
+                      .value_or(spec::default_binary_for(spec.runtime_type));
+    if (auto problem = spec::binary_problem(spec.binary)) {
+        return reader.bad("spec.binary", *problem);
+    }
+    if (auto options = spec_json.find("options"); options != spec_json.end()) {
+        if (!options->is_object()) {
+            return reader.bad("spec.options", "must be an object");
+        }
+        spec.options = TRY(toml_of(*options, reader, "spec.options"));
+    }
+    if (auto unverified = spec_json.find("allowUnverified"); unverified != spec_json.end()) {
+        if (!unverified->is_boolean()) {
+            return reader.bad("spec.allowUnverified", "must be true or false");
+        }
+        spec.allow_unverified = unverified->get<bool>();
+    }
+    spec.fetch = TRY(fetch_of(spec_json, spec.allow_unverified, arch, reader));
+    if (spec_json.contains("runtimeClass")) {
+        spec.runtime_class = spec::RuntimeClassSpec{identity.runtime_class};
+    }
+    return spec;
+}
+
+bool selects_node(const json& shim, const std::map<std::string, std::string>& labels) {
+    const json* selector = nullptr;
+    if (auto spec = shim.find("spec"); spec != shim.end() && spec->is_object()) {
+        if (auto found = spec->find("nodeSelector"); found != spec->end() && found->is_object()) {
+            selector = &*found;
+        }
+    }
+    if (selector == nullptr) {
+        return !labels.contains(k_control_plane_label);
+    }
+    for (const auto& [key, value] : selector->items()) {
+        auto label = labels.find(key);
+        if (label == labels.end() || !value.is_string() ||
+            label->second != value.get<std::string>()) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool is_origin_of_shim(std::string_view origin, std::string_view name) {
+    const std::string prefix = "Shim/" + std::string(name) + "@";
+    return origin.starts_with(prefix);
+}
+
+} // namespace shimkeeper::cluster::model

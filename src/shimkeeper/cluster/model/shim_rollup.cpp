@@ -1,0 +1,143 @@
+#include "shimkeeper/cluster/model/shim_rollup.hpp"
+
+#include "shimkeeper/cluster/model/shim_object.hpp"
+
+namespace shimkeeper::cluster::model {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t k_named = 5; // a message names this many nodes at most
+
+std::string names_text(const std::vector<std::string>& names) {
+    std::string text;
+    for (std::size_t i = 0; i < names.size() && i < k_named; ++i) {
+        text += (i == 0 ? "" : ", ") + names[i];
+    }
+    if (names.size() > k_named) {
+        text += " and " + std::to_string(names.size() - k_named) + " more";
+    }
+    return text;
+}
+
+std::string of_selected(int count, const Rollup& rollup) {
+    return std::to_string(count) + " of " + std::to_string(rollup.counts.selected) +
+           " selected nodes";
+}
+
+std::string no_node_text(const json& shim) {
+    bool has_selector = shim.contains("spec") && shim["spec"].contains("nodeSelector");
+    return has_selector ? "no Node matches spec.nodeSelector"
+                        : "no Node without the label node-role.kubernetes.io/control-plane "
+                          "(the default when spec.nodeSelector is absent)";
+}
+
+std::vector<Condition> deleting_conditions(const Rollup& rollup) {
+    if (rollup.carrying.empty()) {
+        return {{"Ready", ConditionStatus::false_, "Deleting",
+                 "the Shim is being deleted; no node carries it any more"},
+                {"Progressing", ConditionStatus::false_, "Uninstalled",
+                 "no node carries the shim any more"}};
+    }
+    const std::string carrying = "still carried (label or annotation) by " +
+                                 std::to_string(rollup.carrying.size()) +
+                                 " node(s): " + names_text(rollup.carrying);
+    return {
+        {"Ready", ConditionStatus::false_, "Deleting", "the Shim is being deleted; " + carrying},
+        {"Progressing", ConditionStatus::true_, "Uninstalling", "the shim is " + carrying}};
+}
+
+} // namespace
+
+Rollup rollup(const json& shim, const NodeViews& nodes) {
+    const json metadata = shim.value("metadata", json::object());
+    const std::string name = metadata.value("name", "");
+    Rollup out;
+    out.generation = metadata.value("generation", std::int64_t{0});
+    for (const auto& [node_name, node] : nodes) {
+        const ShimReport on_node = shim_on_node(node, name);
+        if (on_node.carries()) {
+            out.carrying.push_back(node_name);
+        }
+        if (!selects_node(shim, node.labels)) {
+            continue;
+        }
+        ++out.counts.selected;
+        if (on_node.installed_at(out.generation)) {
+            ++out.counts.installed;
+        } else if (on_node.failed_at(out.generation)) {
+            ++out.counts.failed;
+            out.failures.push_back(
+                on_node.reason.empty() ? node_name : node_name + " (" + on_node.reason + ")");
+        } else {
+            ++out.counts.updating;
+        }
+    }
+    return out;
+}
+
+std::vector<Condition> node_conditions(const json& shim, const Rollup& rollup) {
+    if (shim.value("metadata", json::object()).contains("deletionTimestamp")) {
+        return deleting_conditions(rollup);
+    }
+    const NodeCounts& counts = rollup.counts;
+    const std::string generation = "generation " + std::to_string(rollup.generation);
+    if (counts.selected == 0) {
+        return {{"Ready", ConditionStatus::false_, "NoNodesSelected", no_node_text(shim)},
+                {"Progressing", ConditionStatus::false_, "NoNodesSelected", no_node_text(shim)}};
+    }
+    Condition ready{"Ready", ConditionStatus::false_, "Installing",
+                    of_selected(counts.installed, rollup) + " run " + generation};
+    if (counts.installed == counts.selected) {
+        ready = {"Ready", ConditionStatus::true_, "Installed",
+                 "all " + std::to_string(counts.selected) + " selected nodes run " + generation};
+    } else if (counts.failed > 0) {
+        ready = {"Ready", ConditionStatus::false_, "InstallFailed",
+                 of_selected(counts.failed, rollup) + " failed at " + generation + ": " +
+                     names_text(rollup.failures)};
+    }
+    Condition progressing{"Progressing", ConditionStatus::false_, "Complete",
+                          "every selected node runs " + generation};
+    if (counts.updating > 0) {
+        progressing = {"Progressing", ConditionStatus::true_, "Updating",
+                       of_selected(counts.updating, rollup) + " have not reached " + generation +
+                           " yet"};
+    } else if (counts.failed > 0) {
+        progressing = {"Progressing", ConditionStatus::false_, "InstallFailed",
+                       "no node is still on its way; " + of_selected(counts.failed, rollup) +
+                           " failed"};
+    }
+    return {ready, progressing};
+}
+
+json desired_status(const json& shim, const Rollup& rollup,
+                    const std::optional<Condition>& runtime_class, const std::string& now) {
+    const json current = shim.value("status", json::object());
+    std::vector<Condition> wanted = node_conditions(shim, rollup);
+    if (runtime_class) {
+        wanted.push_back(*runtime_class);
+    }
+    const NodeCounts& counts = rollup.counts;
+    return {{"observedGeneration", rollup.generation},
+            {"nodes",
+             {{"selected", counts.selected},
+              {"installed", counts.installed},
+              {"failed", counts.failed},
+              {"updating", counts.updating}}},
+            {"conditions", merge_conditions(current.value("conditions", json::array()), wanted,
+                                            rollup.generation, now)}};
+}
+
+bool status_differs(const json& shim, const json& desired) {
+    const json current = shim.value("status", json::object());
+    for (const auto& [key, value] : desired.items()) {
+        auto found = current.find(key);
+        if (found == current.end() || *found != value) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace shimkeeper::cluster::model

@@ -1,0 +1,54 @@
+// What the coordinator says about a Shim, from the Shim and the Nodes alone (pure):
+//   nodes.selected   Nodes the Shim selects (selects_node: spec.nodeSelector, or every node
+//                    without node-role.kubernetes.io/control-plane);
+//   nodes.installed  of those, labelled true with the annotation `installed` at the Shim's
+//                    current metadata.generation;
+//   nodes.failed     of those, annotated `failed` at the current generation (a failure at an
+//                    older generation is a node that has not tried the new one yet: updating);
+//   nodes.updating   the rest of the selected ones.
+// Conditions: Ready (every selected node installed at this generation; a Shim selecting no node
+// is not Ready: its RuntimeClass could schedule nowhere), Progressing (nodes still on their way,
+// or still uninstalling a deleted Shim), and RuntimeClassReady (decided by the caller, which
+// alone knows the RuntimeClass).
+#pragma once
+
+#include "shimkeeper/cluster/model/conditions.hpp"
+#include "shimkeeper/cluster/model/node_shim_state.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::cluster::model {
+
+struct NodeCounts {
+    int selected = 0;
+    int installed = 0;
+    int failed = 0;
+    int updating = 0;
+    bool operator==(const NodeCounts&) const = default;
+};
+
+struct Rollup {
+    std::int64_t generation = 0;
+    NodeCounts counts;
+    std::vector<std::string> failures; // "node-a (sha256 mismatch)", selected nodes only
+    std::vector<std::string> carrying; // every Node with the shim's label or annotation
+};
+
+Rollup rollup(const nlohmann::json& shim, const NodeViews& nodes);
+
+// Ready and Progressing for this rollup (a deleted Shim: uninstalling).
+std::vector<Condition> node_conditions(const nlohmann::json& shim, const Rollup& rollup);
+
+// The status the Shim should have: observedGeneration, nodes and conditions merged into its
+// current ones. `runtime_class`: the RuntimeClassReady condition, or nullopt to keep whatever
+// it says now (the RuntimeClass could not be judged this time).
+nlohmann::json desired_status(const nlohmann::json& shim, const Rollup& rollup,
+                              const std::optional<Condition>& runtime_class,
+                              const std::string& now);
+
+// Whether writing `desired` would change the Shim's status (only the fields we own count).
+bool status_differs(const nlohmann::json& shim, const nlohmann::json& desired);
+
+} // namespace shimkeeper::cluster::model

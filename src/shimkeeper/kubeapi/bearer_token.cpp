@@ -1,0 +1,44 @@
+#include "shimkeeper/kubeapi/bearer_token.hpp"
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace shimkeeper::kubeapi {
+
+util::Expected<std::string> BearerToken::current() {
+    if (m_file.empty()) {
+        return m_token;
+    }
+    struct stat info {};
+    if (::stat(m_file.c_str(), &info) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::io, "cannot read the kubeconfig's tokenFile " + m_file.string(),
+            errno));
+    }
+    bool same = info.st_ino == m_inode && info.st_size == m_size &&
+                info.st_mtim.tv_sec == m_mtime.tv_sec && info.st_mtim.tv_nsec == m_mtime.tv_nsec;
+    if (same && !m_token.empty()) {
+        return m_token;
+    }
+    std::ifstream in(m_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string token = text.str();
+    while (!token.empty() &&
+           (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+        token.pop_back();
+    }
+    if (!in || token.empty()) {
+        return util::fail(util::ErrorCode::io,
+                          "the kubeconfig's tokenFile " + m_file.string() + " is empty");
+    }
+    m_token = std::move(token);
+    m_inode = info.st_ino;
+    m_size = info.st_size;
+    m_mtime = info.st_mtim;
+    return m_token;
+}
+
+} // namespace shimkeeper::kubeapi

@@ -1,0 +1,85 @@
+// The REST verbs on Kubernetes objects, as JSON. Calls block (they are short; the daemon's
+// reconcile is synchronous anyway); watches stream through watch.hpp instead. Any non-2xx
+// answer becomes an Error carrying the API's Status message (see api_error.hpp).
+#pragma once
+
+#include "shimkeeper/kubeapi/connection.hpp"
+#include "shimkeeper/kubeapi/resource.hpp"
+#include "shimkeeper/util/error.hpp"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::kubeapi {
+
+struct ListOptions {
+    std::string label_selector;
+    std::string field_selector;
+    long limit = 500; // per page; 0 asks for everything at once
+};
+
+struct ObjectList {
+    std::vector<nlohmann::json> items;
+    std::string resource_version; // of the whole list: where a watch starts
+};
+
+struct ApplyOptions {
+    std::string field_manager = "shimkeeper";
+    enum class Force { no, yes } force = Force::no; // take fields other managers own
+};
+
+class Client {
+public:
+    explicit Client(KubeConfig config) : m_connection(std::move(config)) {}
+    static util::Expected<Client> from_kubeconfig(const std::filesystem::path& file);
+
+    Connection& connection() { return m_connection; }
+    // A 429 (the API server's max-inflight limit, or priority and fairness shedding load) is
+    // asked again after its Retry-After (1 s without one, at most 2 s), up to this many times, as
+    // client-go does; 0 for a caller that would rather give up at once (a waiting node's try for
+    // a rollout slot: losing it costs nothing, and asking again adds to the load).
+    void set_throttle_retries(int retries) { m_throttle_retries = retries; }
+
+    util::Expected<nlohmann::json> get(const Resource& resource, std::string_view ns,
+                                       std::string_view name);
+    // Every page (limit/continue), joined; the list's resourceVersion is the last page's.
+    util::Expected<ObjectList> list(const Resource& resource, std::string_view ns,
+                                    const ListOptions& options = {});
+    util::Expected<nlohmann::json> create(const Resource& resource, std::string_view ns,
+                                          const nlohmann::json& object);
+    // PUT of the whole object; its metadata.resourceVersion is the precondition (409 if stale).
+    util::Expected<nlohmann::json> update(const Resource& resource, std::string_view ns,
+                                          const nlohmann::json& object,
+                                          std::string_view subresource = {});
+    // With a resourceVersion, deletes only that version of the object (409 otherwise).
+    util::Expected<void> remove(const Resource& resource, std::string_view ns,
+                                std::string_view name,
+                                std::optional<std::string> resource_version = std::nullopt);
+    util::Expected<nlohmann::json> merge_patch(const Resource& resource, std::string_view ns,
+                                               std::string_view name, const nlohmann::json& patch,
+                                               std::string_view subresource = {});
+    // An RFC 6902 patch; with a resourceVersion, a `test` on /metadata/resourceVersion runs
+    // first, so the patch applies only to that version (the server answers 422 otherwise,
+    // turned into a conflict here).
+    util::Expected<nlohmann::json> json_patch(const Resource& resource, std::string_view ns,
+                                              std::string_view name, nlohmann::json operations,
+                                              std::optional<std::string> resource_version,
+                                              std::string_view subresource = {});
+    // Server-side apply of a (partial) object that names itself (apiVersion, kind, name).
+    util::Expected<nlohmann::json> apply(const Resource& resource, std::string_view ns,
+                                         const nlohmann::json& object, const ApplyOptions& options,
+                                         std::string_view subresource = {});
+
+    // One request, any verb: a 2xx body parsed as JSON, anything else an Error.
+    util::Expected<nlohmann::json> call(Method method, const std::string& path,
+                                        const std::string& body = {},
+                                        std::string_view content_type = {});
+
+private:
+    Connection m_connection;
+    int m_throttle_retries = 3;
+};
+
+} // namespace shimkeeper::kubeapi

@@ -1,0 +1,146 @@
+#include "shimkeeper/kubeapi/connection.hpp"
+
+namespace shimkeeper::kubeapi {
+
+using util::set_curl_option;
+
+namespace {
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+    auto& transfer = *static_cast<Transfer*>(user);
+    size_t length = size * count;
+    if (transfer.on_data && transfer.http_code() == 200) {
+        return transfer.on_data(std::string_view(data, length)) ? length : 0;
+    }
+    transfer.response_body.append(data, length);
+    return length;
+}
+
+util::Expected<void> set_pem(CURL* easy, const PemSource& source, CURLoption file_option,
+                             CURLoption blob_option, const char* name) {
+    if (!source.file.empty()) {
+        return set_curl_option(easy, file_option, source.file.c_str(), name);
+    }
+    if (!source.pem.empty()) {
+        curl_blob blob{const_cast<char*>(source.pem.data()), source.pem.size(), CURL_BLOB_COPY};
+        return set_curl_option(easy, blob_option, &blob, name);
+    }
+    return {};
+}
+
+util::Expected<util::CurlSlist> append_header(util::CurlSlist list, const std::string& header) {
+    curl_slist* grown = curl_slist_append(list.get(), header.c_str());
+    if (grown == nullptr) {
+        return util::fail(util::ErrorCode::internal, "out of memory building HTTP headers");
+    }
+    (void)list.release(); // now owned through `grown`
+    return util::CurlSlist(grown);
+}
+
+} // namespace
+
+const char* method_name(Method method) {
+    switch (method) {
+    case Method::get:
+        return "GET";
+    case Method::post:
+        return "POST";
+    case Method::put:
+        return "PUT";
+    case Method::patch:
+        return "PATCH";
+    case Method::del:
+        return "DELETE";
+    }
+    return "GET";
+}
+
+long Transfer::http_code() const {
+    long code = 0;
+    curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
+    return code;
+}
+
+std::string Transfer::failure(CURLcode rc) const {
+    std::string reason =
+        std::string(method_name(method)) + " " + path + ": " + curl_easy_strerror(rc);
+    if (error_buffer[0] != '\0') {
+        reason += ": ";
+        reason += error_buffer;
+    }
+    return reason;
+}
+
+util::Expected<std::unique_ptr<Transfer>> Connection::prepare(Method method, std::string path,
+                                                              std::string body,
+                                                              std::string_view content_type) {
+    auto transfer = std::make_unique<Transfer>();
+    transfer->method = method;
+    transfer->path = std::move(path);
+    transfer->request_body = std::move(body);
+    transfer->easy = TRY(util::make_curl_easy());
+    CURL* easy = transfer->easy.get();
+    std::string url = m_config.server + transfer->path;
+
+    TRY(set_curl_option(easy, CURLOPT_URL, url.c_str(), "CURLOPT_URL"));
+    TRY(set_curl_option(easy, CURLOPT_PROTOCOLS_STR, "https", "CURLOPT_PROTOCOLS_STR"));
+    TRY(set_curl_option(easy, CURLOPT_SSL_VERIFYPEER, 1L, "CURLOPT_SSL_VERIFYPEER"));
+    TRY(set_curl_option(easy, CURLOPT_SSL_VERIFYHOST, 2L, "CURLOPT_SSL_VERIFYHOST"));
+    TRY(set_pem(easy, m_config.certificate_authority, CURLOPT_CAINFO, CURLOPT_CAINFO_BLOB,
+                "CURLOPT_CAINFO"));
+    TRY(set_pem(easy, m_config.client_certificate, CURLOPT_SSLCERT, CURLOPT_SSLCERT_BLOB,
+                "CURLOPT_SSLCERT"));
+    TRY(set_pem(easy, m_config.client_key, CURLOPT_SSLKEY, CURLOPT_SSLKEY_BLOB, "CURLOPT_SSLKEY"));
+    TRY(set_curl_option(easy, CURLOPT_NOSIGNAL, 1L, "CURLOPT_NOSIGNAL"));
+    TRY(set_curl_option(easy, CURLOPT_CONNECTTIMEOUT_MS, 10'000L, "CURLOPT_CONNECTTIMEOUT_MS"));
+    TRY(set_curl_option(easy, CURLOPT_TCP_KEEPALIVE, 1L, "CURLOPT_TCP_KEEPALIVE"));
+    TRY(set_curl_option(easy, CURLOPT_ERRORBUFFER, transfer->error_buffer, "CURLOPT_ERRORBUFFER"));
+    TRY(set_curl_option(easy, CURLOPT_WRITEFUNCTION, on_body, "CURLOPT_WRITEFUNCTION"));
+    TRY(set_curl_option(easy, CURLOPT_WRITEDATA, transfer.get(), "CURLOPT_WRITEDATA"));
+    TRY(set_curl_option(easy, CURLOPT_PRIVATE, transfer.get(), "CURLOPT_PRIVATE"));
+    TRY(set_curl_option(easy, CURLOPT_USERAGENT, "shimkeeper/" SHIMKEEPER_VERSION,
+                        "CURLOPT_USERAGENT"));
+    if (method != Method::get) {
+        TRY(set_curl_option(easy, CURLOPT_CUSTOMREQUEST, method_name(method),
+                            "CURLOPT_CUSTOMREQUEST"));
+    }
+    if (!content_type.empty()) {
+        TRY(set_curl_option(easy, CURLOPT_POSTFIELDS, transfer->request_body.data(),
+                            "CURLOPT_POSTFIELDS"));
+        TRY(set_curl_option(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                            static_cast<curl_off_t>(transfer->request_body.size()),
+                            "CURLOPT_POSTFIELDSIZE_LARGE"));
+    }
+
+    util::CurlSlist headers;
+    headers = TRY(append_header(std::move(headers), "Accept: application/json"));
+    headers = TRY(append_header(std::move(headers), "Expect:")); // no 100-continue round trip
+    if (!content_type.empty()) {
+        headers =
+            TRY(append_header(std::move(headers), "Content-Type: " + std::string(content_type)));
+    }
+    std::string token = TRY(m_token.current());
+    if (!token.empty()) {
+        headers = TRY(append_header(std::move(headers), "Authorization: Bearer " + token));
+    }
+    transfer->headers = std::move(headers);
+    TRY(set_curl_option(easy, CURLOPT_HTTPHEADER, transfer->headers.get(), "CURLOPT_HTTPHEADER"));
+    return transfer;
+}
+
+util::Expected<Response> Connection::perform(Transfer& transfer) {
+    TRY(set_curl_option(transfer.easy.get(), CURLOPT_TIMEOUT_MS, 60'000L, "CURLOPT_TIMEOUT_MS"));
+    CURLcode rc = curl_easy_perform(transfer.easy.get());
+    if (rc != CURLE_OK) {
+        return util::fail(util::ErrorCode::network, transfer.failure(rc));
+    }
+    curl_off_t retry_after = -1;
+    if (curl_easy_getinfo(transfer.easy.get(), CURLINFO_RETRY_AFTER, &retry_after) != CURLE_OK ||
+        retry_after <= 0) {
+        retry_after = -1;
+    }
+    return Response{transfer.http_code(), std::move(transfer.response_body),
+                    static_cast<long>(retry_after)};
+}
+
+} // namespace shimkeeper::kubeapi

@@ -1,0 +1,69 @@
+// One API server connection's settings, and the libcurl handles made from them. Every request,
+// a one-shot call or a long watch, is a Transfer prepared here, so TLS verification, credentials
+// and headers are set in one place.
+#pragma once
+
+#include "shimkeeper/kubeapi/bearer_token.hpp"
+#include "shimkeeper/kubeapi/kubeconfig.hpp"
+#include "shimkeeper/util/curl_handles.hpp"
+#include "shimkeeper/util/error.hpp"
+
+#include <curl/curl.h>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace shimkeeper::kubeapi {
+
+enum class Method { get, post, put, patch, del };
+const char* method_name(Method method);
+
+// One HTTP exchange. Heap-allocated and never moved once prepared: libcurl keeps pointers to the
+// header list, the request body, the error buffer and to the Transfer itself.
+struct Transfer {
+    Method method = Method::get;
+    std::string path; // path and query, for messages
+    util::CurlEasy easy;
+    util::CurlSlist headers;
+    std::string request_body;
+    std::string response_body;
+    char error_buffer[CURL_ERROR_SIZE] = {};
+    // Set for a watch: a 200's body goes here as it arrives (false aborts the transfer); any
+    // other status's body is still collected into response_body, for its Status.
+    std::function<bool(std::string_view)> on_data;
+
+    long http_code() const;
+    // The transport failure as a message: libcurl's words and its detail.
+    std::string failure(CURLcode rc) const;
+};
+
+struct Response {
+    long http_code = 0;
+    std::string body;
+    long retry_after = -1; // seconds, from a Retry-After header; -1 without one
+
+    bool ok() const { return http_code >= 200 && http_code < 300; }
+};
+
+class Connection {
+public:
+    explicit Connection(KubeConfig config) : m_config(std::move(config)), m_token(m_config) {}
+
+    const KubeConfig& config() const { return m_config; }
+
+    // A ready handle: URL, method, body, TLS, credentials. content_type empty: no body.
+    util::Expected<std::unique_ptr<Transfer>> prepare(Method method, std::string path,
+                                                      std::string body = {},
+                                                      std::string_view content_type = {});
+
+    // Runs a prepared transfer to the end (blocking). Only transport failures are errors; any
+    // HTTP status is a Response.
+    util::Expected<Response> perform(Transfer& transfer);
+
+private:
+    KubeConfig m_config;
+    BearerToken m_token;
+};
+
+} // namespace shimkeeper::kubeapi

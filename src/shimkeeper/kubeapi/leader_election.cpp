@@ -1,0 +1,174 @@
+#include "shimkeeper/kubeapi/leader_election.hpp"
+
+#include "shimkeeper/kubeapi/micro_time.hpp"
+
+namespace shimkeeper::kubeapi {
+
+using nlohmann::json;
+
+json LeaderElector::spec_for_us(const json& old_spec) const {
+    std::string now = micro_time(std::chrono::system_clock::now());
+    std::string old_holder = old_spec.value("holderIdentity", "");
+    json spec = old_spec;
+    spec["holderIdentity"] = m_settings.identity;
+    spec["leaseDurationSeconds"] = m_settings.lease_duration.count();
+    spec["renewTime"] = now;
+    if (old_holder != m_settings.identity) {
+        spec["acquireTime"] = now;
+        spec["leaseTransitions"] = old_spec.value("leaseTransitions", 0) + 1;
+    }
+    return spec;
+}
+
+util::Expected<bool> LeaderElector::create_lease(Clock::time_point now) {
+    std::string stamp = micro_time(std::chrono::system_clock::now());
+    json lease = {{"apiVersion", "coordination.k8s.io/v1"},
+                  {"kind", "Lease"},
+                  {"metadata", {{"name", m_settings.name}, {"namespace", m_settings.ns}}},
+                  {"spec",
+                   {{"holderIdentity", m_settings.identity},
+                    {"leaseDurationSeconds", m_settings.lease_duration.count()},
+                    {"acquireTime", stamp},
+                    {"renewTime", stamp},
+                    {"leaseTransitions", 0}}}};
+    auto created = m_client.create(leases_resource(), m_settings.ns, lease);
+    if (!created) {
+        if (created.error().code() == util::ErrorCode::conflict) {
+            m_known_stale = m_watched; // AlreadyExists: another candidate created it first
+            return false;
+        }
+        return std::unexpected(std::move(created).error());
+    }
+    m_observed_record = (*created)["spec"].dump();
+    m_observed_holder = m_settings.identity;
+    m_observed_at = now;
+    m_renewed_at = now;
+    if (m_watched) {
+        m_known = std::move(*created);
+    }
+    return true;
+}
+
+// A record that moved (holder, renewTime, ...) starts its lease anew, on our clock.
+void LeaderElector::note_record(const json& spec, Clock::time_point now) {
+    std::string record = spec.dump();
+    if (record != m_observed_record) {
+        m_observed_record = std::move(record);
+        m_observed_holder = spec.value("holderIdentity", "");
+        m_observed_at = now;
+    }
+}
+
+util::Expected<bool> LeaderElector::read_and_judge(Clock::time_point now) {
+    auto lease = m_client.get(leases_resource(), m_settings.ns, m_settings.name);
+    if (!lease) {
+        if (lease.error().code() == util::ErrorCode::not_found) {
+            m_known.reset();
+            m_known_stale = false;
+            return create_lease(now);
+        }
+        return std::unexpected(std::move(lease).error());
+    }
+    if (m_watched) {
+        m_known = *lease;
+        m_known_stale = false;
+    }
+    return judge_and_write(std::move(*lease), now, false);
+}
+
+util::Expected<bool> LeaderElector::judge_and_write(json lease, Clock::time_point now,
+                                                    bool reread_on_conflict) {
+    json spec = lease.value("spec", json::object());
+    note_record(spec, now);
+    std::string holder = spec.value("holderIdentity", "");
+    std::chrono::seconds duration(spec.value("leaseDurationSeconds", 0));
+    bool held_by_other = !holder.empty() && holder != m_settings.identity;
+    if (held_by_other && now < m_observed_at + duration) {
+        return false;
+    }
+    lease["spec"] = spec_for_us(spec);
+    auto written = m_client.update(leases_resource(), m_settings.ns, lease);
+    if (!written) {
+        if (written.error().code() != util::ErrorCode::conflict) {
+            return std::unexpected(std::move(written).error());
+        }
+        // Our copy was older than the Lease. A leader must not lose its term to that: read and
+        // judge again now. A candidate lost the race; the watch (or its next read) shows the
+        // winner.
+        if (reread_on_conflict && holder == m_settings.identity) {
+            return read_and_judge(now);
+        }
+        m_known_stale = m_watched;
+        return false;
+    }
+    m_observed_record = (*written)["spec"].dump();
+    m_observed_holder = m_settings.identity;
+    m_observed_at = now;
+    m_renewed_at = now;
+    if (m_watched) {
+        m_known = std::move(*written);
+    }
+    return true;
+}
+
+util::Expected<bool> LeaderElector::try_acquire_or_renew(Clock::time_point now) {
+    if (!m_watched || m_known_stale) {
+        return read_and_judge(now);
+    }
+    if (!m_known) {
+        return create_lease(now);
+    }
+    return judge_and_write(*m_known, now, true);
+}
+
+void LeaderElector::observe(const std::optional<json>& lease, Clock::time_point now) {
+    m_watched = true;
+    m_known_stale = false;
+    m_known = lease;
+    if (lease) {
+        note_record(lease->value("spec", json::object()), now);
+    }
+}
+
+std::chrono::milliseconds LeaderElector::next_round_in(Clock::time_point now) const {
+    using std::chrono::milliseconds;
+    if (!m_watched || m_known_stale || is_leader(now)) {
+        return m_settings.retry_period;
+    }
+    if (!m_known) {
+        return milliseconds(0);
+    }
+    json spec = m_known->value("spec", json::object());
+    std::string holder = spec.value("holderIdentity", "");
+    if (holder.empty() || holder == m_settings.identity) {
+        return milliseconds(0);
+    }
+    auto expires = m_observed_at + std::chrono::seconds(spec.value("leaseDurationSeconds", 0));
+    return expires <= now ? milliseconds(0)
+                          : std::chrono::ceil<milliseconds>(expires - now) + milliseconds(1);
+}
+
+bool LeaderElector::is_leader(Clock::time_point now) const {
+    return m_renewed_at && now < *m_renewed_at + m_settings.renew_deadline;
+}
+
+util::Expected<void> LeaderElector::release() {
+    if (!m_renewed_at) {
+        return {};
+    }
+    m_renewed_at.reset();
+    json lease = TRY(m_client.get(leases_resource(), m_settings.ns, m_settings.name));
+    json& spec = lease["spec"];
+    if (spec.value("holderIdentity", "") != m_settings.identity) {
+        return {}; // someone else holds it already
+    }
+    std::string now = micro_time(std::chrono::system_clock::now());
+    spec["holderIdentity"] = "";
+    spec["leaseDurationSeconds"] = 1;
+    spec["renewTime"] = now;
+    spec["acquireTime"] = now;
+    TRY(m_client.update(leases_resource(), m_settings.ns, lease));
+    return {};
+}
+
+} // namespace shimkeeper::kubeapi

@@ -1,0 +1,94 @@
+// The decisions of a watch, apart from any I/O so that they are unit-tested line by line:
+//   list (paged) -> a `synced` snapshot -> watch from the list's resourceVersion with bookmarks;
+//   each event and bookmark moves the resourceVersion on;
+//   the server ends the watch after timeoutSeconds (randomised, so a fleet's watches do not all
+//   rotate together) -> watch again from where we are, no re-list;
+//   410 Gone (as the HTTP answer or as an ERROR event) -> the history we need is compacted away:
+//   re-list at once, and the consumer gets a fresh snapshot;
+//   any other failure -> the same request again after a jittered, growing backoff.
+#pragma once
+
+#include "shimkeeper/kubeapi/api_error.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shimkeeper::kubeapi {
+
+struct WatchSettings {
+    std::string label_selector;
+    std::string field_selector;
+    long page_limit = 500;
+    std::chrono::seconds min_timeout{300}; // each watch asks for [min, 2 min) seconds
+    std::chrono::milliseconds backoff_initial{800};
+    std::chrono::milliseconds backoff_max{30'000};
+    // Start watching at this resourceVersion (a bookmark kept from an earlier run) instead of
+    // listing first; a 410 falls back to a list.
+    std::string resume_from;
+};
+
+struct WatchEvent {
+    enum class Kind { synced, added, modified, deleted };
+    Kind kind = Kind::synced;
+    nlohmann::json object;             // added, modified, deleted
+    std::vector<nlohmann::json> items; // synced: the whole current set, replacing what was known
+};
+
+class WatchState {
+public:
+    enum class Phase { list, watch };
+
+    WatchState(WatchSettings settings, std::uint32_t seed);
+
+    Phase phase() const { return m_phase; }
+    const std::string& resource_version() const { return m_resource_version; }
+    std::chrono::milliseconds delay() const { return m_delay; } // before the next request
+    unsigned failures() const { return m_failures; }
+    unsigned lists_started() const { return m_lists; }
+    unsigned watches_started() const { return m_watches; }
+    const std::string& last_problem() const { return m_last_problem; }
+
+    // The query of the next request (list page or watch). Counts a list started.
+    std::string next_query();
+
+    // A list page's body (a 200): the snapshot when it was the last page.
+    std::optional<WatchEvent> on_list_page(std::string_view body);
+
+    struct LineOutcome {
+        std::optional<WatchEvent> event;
+        bool restart = false; // abandon this stream; the next request is decided already
+    };
+    // One line of a watch stream (a JSON object: type + object).
+    LineOutcome on_watch_line(std::string_view line);
+
+    // The server ended the watch normally. A stream closed at once and empty counts as a failure
+    // (no hot loop against a server that answers and hangs up).
+    void on_stream_end(std::chrono::milliseconds lasted, bool had_lines);
+    void on_http_error(const ApiStatus& status);
+    void on_transport_error(std::string problem);
+
+private:
+    void relist();
+    void failed(std::string problem);
+    void succeeded();
+
+    WatchSettings m_settings;
+    std::minstd_rand m_rng;
+    Phase m_phase = Phase::list;
+    std::string m_resource_version;
+    std::string m_continue;
+    std::vector<nlohmann::json> m_items; // pages so far
+    unsigned m_failures = 0;
+    unsigned m_lists = 0;
+    unsigned m_watches = 0;
+    std::chrono::milliseconds m_delay{0};
+    std::string m_last_problem;
+};
+
+} // namespace shimkeeper::kubeapi

@@ -1,0 +1,77 @@
+// What a node says on its own Node: the label only with `installed`, the state annotation as
+// JSON, one merge patch for exactly what differs, and no patch at all when only the time would.
+#include "shimkeeper/cluster/model/node_state.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cluster::model {
+namespace {
+
+using nlohmann::json;
+
+NodeShimState installed(long generation) {
+    return {ShimState::installed, generation, "sha256:aa", "", "2026-11-24T01:00:00Z"};
+}
+
+json node_with(const json& labels, const json& annotations) {
+    return {{"metadata", {{"name", "node-a"}, {"labels", labels}, {"annotations", annotations}}}};
+}
+
+TEST(ClusterNodeState, InstalledAddsLabelAndAnnotation) {
+    auto patch = node_patch(shim_keys_of(node_with(json::object(), json::object())),
+                            {{"demo", installed(3)}}, {});
+    ASSERT_TRUE(patch);
+    EXPECT_EQ((*patch)["metadata"]["labels"]["shim.containerd.x-k8s.io/demo"], "true");
+    const auto said = node_shim_state_of(
+        (*patch)["metadata"]["annotations"]["shim.containerd.x-k8s.io/demo"].get<std::string>());
+    ASSERT_TRUE(said);
+    EXPECT_EQ(said->state, ShimState::installed);
+    EXPECT_EQ(said->generation, 3);
+    EXPECT_EQ(said->digest, "sha256:aa");
+}
+
+TEST(ClusterNodeState, SameStateAtAnotherTimeIsNoPatch) {
+    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}, {"zone", "a"}},
+                                {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
+    NodeShimState later = installed(3);
+    later.time = "2026-11-24T02:00:00Z";
+    EXPECT_FALSE(node_patch(shim_keys_of(node), {{"demo", later}}, {}));
+    EXPECT_TRUE(node_patch(shim_keys_of(node), {{"demo", installed(4)}}, {}));
+}
+
+TEST(ClusterNodeState, FailedTakesTheLabelOffAndSaysWhy) {
+    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}},
+                                {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
+    NodeShimState failed{ShimState::failed, 4, "", "HTTP 404 from https://x", "t"};
+    auto patch = node_patch(shim_keys_of(node), {{"demo", failed}}, {});
+    ASSERT_TRUE(patch);
+    EXPECT_TRUE((*patch)["metadata"]["labels"]["shim.containerd.x-k8s.io/demo"].is_null());
+    const auto said = node_shim_state_of(
+        (*patch)["metadata"]["annotations"]["shim.containerd.x-k8s.io/demo"].get<std::string>());
+    ASSERT_TRUE(said);
+    EXPECT_EQ(said->reason, "HTTP 404 from https://x");
+}
+
+TEST(ClusterNodeState, ForgetRemovesOnlyShimkeeperKeysOfThatShim) {
+    const json node = node_with({{"shim.containerd.x-k8s.io/old", "true"}, {"zone", "a"}},
+                                {{"shim.containerd.x-k8s.io/old", "{}"}, {"note", "x"}});
+    auto patch = node_patch(shim_keys_of(node), {}, {"old", "never-there"});
+    ASSERT_TRUE(patch);
+    EXPECT_EQ(*patch, json::parse(R"({"metadata": {
+        "labels": {"shim.containerd.x-k8s.io/old": null},
+        "annotations": {"shim.containerd.x-k8s.io/old": null}}})"));
+}
+
+TEST(ClusterNodeState, AHandEditedAnnotationIsRewritten) {
+    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}},
+                                {{"shim.containerd.x-k8s.io/demo", "not json"}});
+    EXPECT_FALSE(node_shim_state_of("not json"));
+    EXPECT_FALSE(node_shim_state_of(R"({"state": "exploded"})"));
+    auto patch = node_patch(shim_keys_of(node), {{"demo", installed(1)}}, {});
+    ASSERT_TRUE(patch);
+    EXPECT_FALSE((*patch)["metadata"].contains("labels"));
+    EXPECT_TRUE((*patch)["metadata"]["annotations"].contains("shim.containerd.x-k8s.io/demo"));
+}
+
+} // namespace
+} // namespace shimkeeper::cluster::model

@@ -1,0 +1,101 @@
+// What the node's own Node is told around a transaction, decided from the reading, the desired
+// shims and the store: the label only for a Shim the node runs exactly, `failed` with the reason
+// otherwise, `conflict` where a file won, nothing for Shims that do not select the node, and the
+// label off before a cluster shim is removed.
+#include "shimkeeper/cluster/agent/cluster_report.hpp"
+#include "unit/cluster_fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cluster::agent {
+namespace {
+
+using model::ShimState;
+using nlohmann::json;
+using namespace fixtures;
+
+TEST(ClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
+    const json demo = shim_object("demo", 2, k_sha_a);
+    ClusterReading reading;
+    reading.shims = {on_node(demo, true), on_node(shim_object("other", 1, k_sha_b), false)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(demo)};
+    const auto report =
+        report_after(reading, desired, {}, state_with(desired.shims), reconcile::Restart::yes);
+    ASSERT_TRUE(report.wanted.contains("demo"));
+    EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::installed);
+    EXPECT_EQ(report.wanted.at("demo").generation, 2);
+    EXPECT_FALSE(report.wanted.contains("other")); // not selected: nothing said, keys forgotten
+    EXPECT_NE(std::ranges::find(report.forget, "other"), report.forget.end());
+}
+
+TEST(ClusterReport, AFailedUpgradeIsFailedWithTheReasonEvenThoughTheOldOneRuns) {
+    const json old_demo = shim_object("demo", 2, k_sha_a);
+    const json new_demo = shim_object("demo", 3, k_sha_b);
+    ClusterReading reading;
+    reading.shims = {on_node(new_demo, true)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(new_demo)};
+    TxnSummary txn;
+    txn.reason = "containerd did not become healthy";
+    txn.touched = {"demo"};
+    const auto report = report_after(reading, desired, txn, state_with({spec_of(old_demo)}),
+                                     reconcile::Restart::yes);
+    EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::failed);
+    EXPECT_EQ(report.wanted.at("demo").reason, "containerd did not become healthy");
+    EXPECT_FALSE(report.wanted.at("demo").labelled());
+}
+
+TEST(ClusterReport, AShimAFileWonIsAConflictNamingTheFile) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    ClusterReading reading;
+    reading.shims = {on_node(demo, true)};
+    spec::DesiredShims desired; // the file's demo, not the Shim's
+    desired.warnings = {"Shim/demo@7 left out: shims.d/demo.toml defines demo too; the node's "
+                        "own file wins"};
+    const auto report =
+        report_after(reading, desired, {}, store::StoreState{}, reconcile::Restart::yes);
+    EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::conflict);
+    EXPECT_NE(report.wanted.at("demo").reason.find("shims.d/demo.toml"), std::string::npos);
+}
+
+TEST(ClusterReport, NoRestartIsInstallingNotInstalled) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    ClusterReading reading;
+    reading.shims = {on_node(demo, true)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(demo)};
+    TxnSummary txn;
+    txn.touched = {"demo"};
+    const auto report =
+        report_after(reading, desired, txn, state_with(desired.shims), reconcile::Restart::no);
+    EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::installing);
+}
+
+TEST(ClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    ClusterReading reading;
+    reading.shims = {on_node(demo, false)};
+    reconcile::NodePlan plan;
+    reconcile::ShimAction remove;
+    remove.kind = reconcile::ActionKind::remove;
+    remove.name = "demo";
+    plan.shims.actions = {remove};
+    const auto report = report_before_change(reading, plan, state_with({spec_of(demo)}));
+    ASSERT_TRUE(report.wanted.contains("demo"));
+    EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::removing);
+    EXPECT_FALSE(report.wanted.at("demo").labelled());
+}
+
+TEST(ClusterReport, AnInvalidSelectingShimIsFailedWithTheValidationError) {
+    ClusterReading reading;
+    auto bad = on_node(shim_object("demo", 5, "short"), true);
+    bad.invalid = "Shim/demo: spec.fetchStrategy.anonHttp.sha256 is not 64 hex digits";
+    reading.shims = {bad};
+    const auto report = report_invalid(reading);
+    EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::failed);
+    EXPECT_EQ(report.wanted.at("demo").generation, 5);
+}
+
+} // namespace
+} // namespace shimkeeper::cluster::agent

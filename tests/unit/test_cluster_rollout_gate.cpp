@@ -1,0 +1,156 @@
+// The node side of a rolling rollout, pure parts: which Shims need a slot before this node may
+// change them, the desired state with those the node may not change yet held as they run, and
+// which slot the daemon took between reconciles the next reconcile may use.
+#include "shimkeeper/cluster/agent/cluster_report.hpp"
+#include "shimkeeper/cluster/agent/rollout_gate.hpp"
+#include "unit/cluster_fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cluster::agent {
+namespace {
+
+using namespace fixtures;
+
+json rolling(json shim, json max_update = 2) {
+    shim["metadata"]["uid"] = "u-" + shim["metadata"]["name"].get<std::string>();
+    shim["spec"]["rolloutStrategy"] = {{"type", "rolling"},
+                                       {"rolling", {{"maxUpdate", max_update}}}};
+    return shim;
+}
+
+// The current generation as the cluster installed it (origin Shim/<name>@<rv>).
+store::StoreState installed_from_cluster(const std::vector<json>& objects) {
+    std::vector<spec::ShimSpec> specs;
+    for (const json& object : objects) {
+        specs.push_back(spec_of(object));
+    }
+    return state_with(specs);
+}
+
+std::vector<std::string> names(const std::vector<SlotNeed>& needs) {
+    std::vector<std::string> out;
+    for (const auto& need : needs) {
+        out.push_back(need.shim);
+    }
+    return out;
+}
+
+TEST(ClusterRolloutGate, InstallUpgradeAndRemovalOfARollingShimNeedASlotNothingElseDoes) {
+    const json fresh = rolling(shim_object("fresh", 1, k_sha_a));       // not installed yet
+    const json upgraded = rolling(shim_object("upgraded", 2, k_sha_b)); // runs k_sha_a now
+    const json same = rolling(shim_object("same", 3, k_sha_a));         // runs exactly this
+    const json leaving = rolling(shim_object("leaving", 1, k_sha_a));   // no longer selects
+    const json recreate = shim_object("recreate", 2, k_sha_b);          // no strategy
+    ClusterReading reading;
+    reading.shims = {on_node(fresh, true), on_node(upgraded, true), on_node(same, true),
+                     on_node(leaving, false), on_node(recreate, true)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(fresh), spec_of(upgraded), spec_of(same), spec_of(recreate)};
+    const store::StoreState state =
+        installed_from_cluster({rolling(shim_object("upgraded", 1, k_sha_a)), same, leaving,
+                                shim_object("recreate", 1, k_sha_a)});
+    const auto needs = slot_needs(reading, desired, state);
+    EXPECT_EQ(names(needs), (std::vector<std::string>{"fresh", "upgraded", "leaving"}));
+    ASSERT_TRUE(needs[1].target);
+    EXPECT_EQ(needs[1].target->generation, 2);
+    EXPECT_EQ(needs[1].target->uid, "u-upgraded");
+    EXPECT_EQ(needs[1].target->slots, 2);
+}
+
+TEST(ClusterRolloutGate, APercentageWaitsForTheCoordinatorsSlotCount) {
+    json shim = rolling(shim_object("spin", 1, k_sha_a), "25%");
+    ClusterReading reading;
+    reading.shims = {on_node(shim, true)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(shim)};
+    auto needs = slot_needs(reading, desired, store::StoreState{});
+    ASSERT_EQ(needs.size(), 1U);
+    EXPECT_FALSE(needs[0].target);
+    EXPECT_NE(needs[0].why_unresolved.find("resolve maxUpdate"), std::string::npos);
+    shim["status"]["slots"] = 2;
+    reading.shims = {on_node(shim, true)};
+    needs = slot_needs(reading, desired, store::StoreState{});
+    ASSERT_TRUE(needs[0].target);
+    EXPECT_EQ(needs[0].target->slots, 2);
+}
+
+TEST(ClusterRolloutGate, AShimHeldBackStaysAsTheNodeRunsItOrAbsent) {
+    const json old_up = rolling(shim_object("upgraded", 1, k_sha_a));
+    const json up = rolling(shim_object("upgraded", 2, k_sha_b));
+    const json fresh = rolling(shim_object("fresh", 1, k_sha_a));
+    const json leaving = rolling(shim_object("leaving", 1, k_sha_a));
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(up), spec_of(fresh)};
+    const store::StoreState state = installed_from_cluster({old_up, leaving});
+    auto held = held_back_desired(desired, state, {"upgraded", "fresh", "leaving"});
+    ASSERT_TRUE(held) << held.error().message();
+    ASSERT_EQ(held->shims.size(), 2U);
+    for (const auto& spec : held->shims) {
+        const store::InstalledShim* have = state.current_generation()->find(spec.name);
+        ASSERT_NE(have, nullptr) << spec.name;
+        // Exactly what runs: the transaction changes nothing of it, and it is still the Shim's.
+        EXPECT_TRUE(
+            reconcile::differences(reconcile::record_of(spec, *spec.fetch.sha256, ""), *have)
+                .empty())
+            << spec.name;
+        EXPECT_TRUE(spec.location.to_string().starts_with("Shim/" + spec.name + "@"))
+            << spec.location.to_string();
+    }
+}
+
+TEST(ClusterRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
+    const json up = rolling(shim_object("upgraded", 2, k_sha_b));
+    ClusterReading reading;
+    reading.shims = {on_node(up, true)};
+    reading.view.node = {
+        {"metadata",
+         {{"name", "n1"},
+          {"labels", {{"shim.containerd.x-k8s.io/upgraded", "true"}}},
+          {"annotations",
+           {{"shim.containerd.x-k8s.io/upgraded", R"({"state":"installed","generation":1})"}}}}}};
+    const store::StoreState state =
+        installed_from_cluster({rolling(shim_object("upgraded", 1, k_sha_a))});
+    auto held = held_back_desired(spec::DesiredShims{{spec_of(up)}, {}, {}}, state, {"upgraded"});
+    const auto report = report_after(reading, *held, {}, state, reconcile::Restart::yes,
+                                     {{"upgraded", "waiting for a rollout slot"}});
+    EXPECT_FALSE(report.wanted.contains("upgraded"));
+    EXPECT_EQ(std::ranges::find(report.forget, "upgraded"), report.forget.end());
+}
+
+ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at) {
+    json lease = {
+        {"metadata", {{"name", model::slot_lease_name(target.shim, 0)}, {"resourceVersion", "7"}}}};
+    return {{target.shim, ClaimedSlot{HeldSlot{target, lease}, at}}};
+}
+
+TEST(ClusterRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNow) {
+    const auto now = std::chrono::steady_clock::now();
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2}, now - std::chrono::seconds(1));
+    auto used = use_claimed(claimed, {"demo", "u-demo", 3, 5}, now);
+    ASSERT_TRUE(used);
+    EXPECT_EQ(used->lease["metadata"]["resourceVersion"], "7"); // the version to renew from
+    EXPECT_EQ(used->target.slots, 5);
+    EXPECT_TRUE(claimed.empty());
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 5}, now));
+}
+
+TEST(ClusterRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeReleased) {
+    const auto now = std::chrono::steady_clock::now();
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2}, now);
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 4, 2}, now));
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-other", 3, 2}, now));
+    EXPECT_FALSE(use_claimed(claimed, {"other", "u-demo", 3, 2}, now));
+    EXPECT_EQ(claimed.size(), 1U);
+}
+
+TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARenewal) {
+    const auto now = std::chrono::steady_clock::now();
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2},
+                                 now - k_slot_lease_duration / 3 - std::chrono::milliseconds(1));
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 2}, now));
+    EXPECT_EQ(claimed.size(), 1U);
+}
+
+} // namespace
+} // namespace shimkeeper::cluster::agent

@@ -1,0 +1,300 @@
+// Rollout slots, the pure parts: the strategy as a slot count, what a node decides over the slot
+// Leases it has seen, the board the Lease watch feeds, and the coordinator's RolloutHalted.
+#include "shimkeeper/cluster/model/rollout_policy.hpp"
+#include "shimkeeper/cluster/model/rollout_status.hpp"
+#include "shimkeeper/cluster/model/slot_board.hpp"
+#include "shimkeeper/cluster/model/slot_lease.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cluster::model {
+namespace {
+
+using nlohmann::json;
+using Kind = SlotDecision::Kind;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+json shim_with(json strategy, json status = json::object()) {
+    json shim = {{"metadata", {{"name", "spin"}, {"uid", "u-1"}, {"generation", 4}}},
+                 {"spec", json::object()},
+                 {"status", status}};
+    if (!strategy.is_null()) {
+        shim["spec"]["rolloutStrategy"] = strategy;
+    }
+    return shim;
+}
+
+const RolloutTarget k_target{"spin", "u-1", 4, 3};
+const json k_shim_object = {{"metadata", {{"name", "spin"}, {"uid", "u-1"}, {"generation", 4}}}};
+
+SlotSeen slot(int index, const std::string& holder, const RolloutTarget& target = k_target,
+              const std::string& failed = "", Clock::time_point seen = Clock::now()) {
+    json lease =
+        slot_lease_for(target, index, holder, seconds(15), "2026-11-24T10:00:00.000000Z", nullptr);
+    lease["metadata"]["namespace"] = "shimkeeper-system";
+    lease["metadata"]["resourceVersion"] = std::to_string(100 + index);
+    if (!failed.empty()) {
+        lease["metadata"]["annotations"][k_slot_failed_key] = failed;
+    }
+    return {slot_lease_of(lease), seen};
+}
+
+TEST(ClusterRolloutPolicy, NoStrategyOrRecreateChangesEveryNodeAtOnce) {
+    EXPECT_FALSE(rollout_policy_of(shim_with(nullptr))->rolling);
+    EXPECT_FALSE(rollout_policy_of(shim_with({{"type", "recreate"}}))->rolling);
+}
+
+TEST(ClusterRolloutPolicy, RollingDefaultsToOneNodeAndTakesACountOrAPercentage) {
+    auto bare = rollout_policy_of(shim_with(json::object()));
+    ASSERT_TRUE(bare);
+    EXPECT_TRUE(bare->rolling);
+    EXPECT_EQ(resolve_slots(*bare, 50), 1);
+    auto count = rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", 5}}}}));
+    EXPECT_EQ(resolve_slots(*count, 2), 5);
+    auto percent = rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", "25%"}}}}));
+    ASSERT_TRUE(percent);
+    EXPECT_EQ(resolve_slots(*percent, 8), 2); // 25% of 8
+    EXPECT_EQ(resolve_slots(*percent, 9), 3); // rounded up
+    EXPECT_EQ(resolve_slots(*percent, 0), 1); // at least one
+    EXPECT_EQ(resolve_slots(*percent, 1000), 250);
+}
+
+TEST(ClusterRolloutPolicy, BadStrategiesAreRefusedNamingTheField) {
+    for (const json& bad :
+         {json{{"type", "canary"}}, json{{"rolling", {{"maxUpdate", 0}}}},
+          json{{"rolling", {{"maxUpdate", "0%"}}}}, json{{"rolling", {{"maxUpdate", "101%"}}}},
+          json{{"rolling", {{"maxUpdate", "5"}}}}, json{{"rolling", {{"maxUpdate", "05%"}}}},
+          json{{"type", "recreate"}, {"rolling", {{"maxUpdate", 1}}}}}) {
+        auto policy = rollout_policy_of(shim_with(bad));
+        ASSERT_FALSE(policy) << bad.dump();
+        EXPECT_NE(policy.error().message().find("Shim/spin: spec.rolloutStrategy"),
+                  std::string::npos)
+            << policy.error().message();
+    }
+}
+
+TEST(ClusterRolloutPolicy, ANodeReadsAPercentageFromTheCoordinatorsStatus) {
+    auto percent = *rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", "50%"}}}}));
+    EXPECT_EQ(slots_for_node(percent, shim_with(nullptr)), std::nullopt);
+    EXPECT_EQ(slots_for_node(percent, shim_with(nullptr, {{"slots", 4}})), 4);
+    auto count = *rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", 3}}}}));
+    EXPECT_EQ(slots_for_node(count, shim_with(nullptr)), 3);
+}
+
+TEST(ClusterSlotDecision, AMissingSlotIsTakenByCreateStartingWhereTheNodeStarts) {
+    SlotDecision decision = decide_slot({}, k_target, "n1", 7);
+    EXPECT_EQ(decision.kind, Kind::take);
+    EXPECT_EQ(decision.index, 1); // 7 % 3
+    EXPECT_EQ(decision.existing, nullptr);
+}
+
+TEST(ClusterSlotDecision, EveryLiveSlotBusyMeansWaitNamingTheHolders) {
+    std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b"), slot(2, "c")};
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
+    EXPECT_EQ(decision.kind, Kind::wait);
+    EXPECT_NE(decision.why.find("3 busy: a b c"), std::string::npos) << decision.why;
+}
+
+TEST(ClusterSlotDecision, AnExpiredSlotOfAnotherNodeIsLeftToTheCoordinator) {
+    const auto long_ago = Clock::now() - seconds(16);
+    std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "b", k_target, "", long_ago), slot(2, "c")};
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
+    EXPECT_EQ(decision.kind, Kind::wait);
+    EXPECT_NE(decision.why.find("freed by the coordinator"), std::string::npos) << decision.why;
+    // The coordinator deletes it; then it is an absent slot, taken by create.
+    ASSERT_EQ(slot_reclaim_reason(slots[1], &k_shim_object, Clock::now()),
+              "holder b did not renew it within 15 s");
+    slots.erase(slots.begin() + 1);
+    decision = decide_slot(slots, k_target, "n1", 0);
+    EXPECT_EQ(decision.kind, Kind::take);
+    EXPECT_EQ(decision.index, 1);
+    EXPECT_EQ(decision.existing, nullptr);
+}
+
+TEST(ClusterSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesTheRest) {
+    const auto now = Clock::now();
+    const auto long_ago = now - seconds(16);
+    RolloutTarget older = k_target;
+    older.generation = 3;
+    RolloutTarget recreated = k_target;
+    recreated.uid = "u-0";
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), &k_shim_object, now), std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "broke", long_ago), &k_shim_object, now),
+              std::nullopt); // the halt stands
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", older, "broke"), &k_shim_object, now),
+              "failed at generation 3, the Shim is at 4");
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "", k_target), &k_shim_object, now), "released");
+    // Gone, or recreated (another uid): freed unless still live (the view may be behind).
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), nullptr, now), std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "", long_ago), nullptr, now),
+              "Shim spin is gone");
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", recreated, "x"), &k_shim_object, now),
+              "Shim spin is gone");
+    // The next look is when the first live slot runs out, failed ones never do.
+    std::vector<SlotSeen> slots{slot(0, "a", k_target, "broke", long_ago),
+                                slot(1, "b", k_target, "", now)};
+    EXPECT_EQ(next_slot_expiry(slots), now + seconds(15));
+}
+
+TEST(ClusterSlotDecision, AFailedSlotOfThisGenerationHaltsEveryNodeAndNeverExpires) {
+    const auto long_ago = Clock::now() - seconds(3600);
+    std::vector<SlotSeen> slots{slot(2, "bad", k_target, "containerd refused it", long_ago)};
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
+    EXPECT_EQ(decision.kind, Kind::halted);
+    EXPECT_NE(decision.why.find("node bad failed at generation 4: containerd refused it"),
+              std::string::npos)
+        << decision.why;
+    // The failed node itself does not try again either.
+    EXPECT_EQ(decide_slot(slots, k_target, "bad", 0).kind, Kind::halted);
+}
+
+TEST(ClusterSlotDecision, AFailureOfAnOlderGenerationOrAnotherShimUidDoesNotHaltButIsNotTaken) {
+    RolloutTarget older = k_target;
+    older.generation = 3;
+    RolloutTarget recreated = k_target;
+    recreated.uid = "u-0";
+    std::vector<SlotSeen> slots{slot(0, "a", older, "old reason"),
+                                slot(1, "b", recreated, "old reason"), slot(2, "c")};
+    EXPECT_EQ(decide_slot(slots, k_target, "n1", 0).kind, Kind::wait);
+    slots.erase(slots.begin()); // reclaimed by the coordinator
+    SlotDecision decision = decide_slot(slots, k_target, "n1", 0);
+    EXPECT_EQ(decision.kind, Kind::take);
+    EXPECT_EQ(decision.index, 0);
+    EXPECT_EQ(decision.existing, nullptr);
+}
+
+TEST(ClusterSlotDecision, ANodeKeepsItsOwnSlotAcrossARestartAndMovesItToANewGeneration) {
+    std::vector<SlotSeen> slots{slot(0, "a"), slot(1, "n1")};
+    SlotDecision same = decide_slot(slots, k_target, "n1", 0);
+    EXPECT_EQ(same.kind, Kind::hold);
+    EXPECT_EQ(same.index, 1);
+    RolloutTarget newer = k_target;
+    newer.generation = 5;
+    SlotDecision moved = decide_slot(slots, newer, "n1", 0);
+    EXPECT_EQ(moved.kind, Kind::take);
+    EXPECT_EQ(moved.index, 1);
+}
+
+TEST(ClusterSlotLease, TheLeaseNamesTheShimUidAndGenerationAndATakeoverDropsTheFailure) {
+    json old = slot(0, "bad", k_target, "reason").lease.object;
+    RolloutTarget next = k_target;
+    next.generation = 5;
+    json lease = slot_lease_for(next, 0, "n1", seconds(15), "T", &old);
+    SlotLease parsed = slot_lease_of(lease);
+    EXPECT_EQ(parsed.name, "spin-slot-0");
+    EXPECT_EQ(parsed.shim, "spin");
+    EXPECT_EQ(parsed.uid, "u-1");
+    EXPECT_EQ(parsed.generation, 5);
+    EXPECT_EQ(parsed.holder, "n1");
+    EXPECT_TRUE(parsed.failed.empty());
+    EXPECT_EQ(parsed.resource_version, "100"); // the precondition of the takeover
+    EXPECT_EQ(parsed.duration, seconds(15));
+}
+
+TEST(ClusterSlotLease, ALongShimNameStillGivesAValidDistinctLeaseName) {
+    const std::string a(250, 'a');
+    const std::string b = std::string(249, 'a') + "b";
+    EXPECT_LE(slot_lease_name(a, 12).size(), 253U);
+    EXPECT_NE(slot_lease_name(a, 0), slot_lease_name(b, 0));
+    EXPECT_TRUE(slot_lease_name(a, 12).ends_with("-slot-12"));
+}
+
+kubeapi::WatchEvent event(kubeapi::WatchEvent::Kind kind, json object) {
+    kubeapi::WatchEvent out;
+    out.kind = kind;
+    out.object = std::move(object);
+    return out;
+}
+
+TEST(ClusterSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
+    SlotBoard board;
+    std::vector<std::string> told;
+    std::vector<bool> freed;
+    board.set_listener([&](const std::string& shim, bool may_free) {
+        told.push_back(shim);
+        freed.push_back(may_free);
+    });
+    json coordinator = {
+        {"metadata", {{"name", "shimkeeper-coordinator"}, {"resourceVersion", "1"}}}};
+    kubeapi::WatchEvent synced;
+    synced.items = {coordinator, slot(0, "a").lease.object};
+    board.apply(synced);
+    EXPECT_TRUE(board.synced());
+    ASSERT_EQ(board.slots().size(), 1U); // the coordinator's Lease is not a slot
+    board.apply(event(kubeapi::WatchEvent::Kind::added, slot(1, "b").lease.object));
+    EXPECT_EQ(board.slots().size(), 2U);
+    board.apply(event(kubeapi::WatchEvent::Kind::deleted, slot(0, "a").lease.object));
+    ASSERT_EQ(board.slots().size(), 1U);
+    EXPECT_EQ(board.slots()[0].lease.name, "spin-slot-1");
+    EXPECT_EQ(told, (std::vector<std::string>{"spin", "spin", "spin"}));
+    EXPECT_EQ(freed, (std::vector<bool>{false, false, true})); // only the deletion frees one
+    // A re-list that drops a slot removes it and says so.
+    kubeapi::WatchEvent relisted;
+    relisted.items = {coordinator};
+    board.apply(relisted);
+    EXPECT_TRUE(board.slots().empty());
+    EXPECT_EQ(told.size(), 4U);
+}
+
+TEST(ClusterSlotBoard, SlotsArriveInAnyOrderAndAreKeptInNameOrderOneEach) {
+    SlotBoard board;
+    for (int index : {2, 0, 1, 0}) {
+        board.apply(event(kubeapi::WatchEvent::Kind::added,
+                          slot(index, "n" + std::to_string(index)).lease.object));
+    }
+    json newer = slot(1, "m").lease.object;
+    newer["metadata"]["resourceVersion"] = "999";
+    board.apply(event(kubeapi::WatchEvent::Kind::modified, newer));
+    ASSERT_EQ(board.slots().size(), 3U);
+    EXPECT_EQ(board.slots()[0].lease.name, "spin-slot-0");
+    EXPECT_EQ(board.slots()[1].lease.holder, "m"); // replaced in place, not added
+    EXPECT_EQ(board.slots()[2].lease.name, "spin-slot-2");
+    board.apply(event(kubeapi::WatchEvent::Kind::deleted, slot(1, "m").lease.object));
+    ASSERT_EQ(board.slots().size(), 2U);
+    EXPECT_EQ(board.slots()[1].lease.name, "spin-slot-2");
+}
+
+TEST(ClusterSlotBoard, TheSameVersionSeenAgainKeepsItsClockRunning) {
+    SlotBoard board;
+    json lease = slot(0, "a").lease.object;
+    board.apply(event(kubeapi::WatchEvent::Kind::added, lease));
+    const auto first = board.slots()[0].seen;
+    board.apply(event(kubeapi::WatchEvent::Kind::modified, lease));
+    EXPECT_EQ(board.slots()[0].seen, first);
+}
+
+TEST(ClusterSlotBoard, AListedLeaseIsAsOldAsItsRenewTime) {
+    json lease = slot(0, "a").lease.object;
+    lease["spec"]["renewTime"] = "2026-11-24T10:00:00.000000Z";
+    const auto now = std::chrono::sys_days(std::chrono::year{2026} / 11 / 24) +
+                     std::chrono::hours(10) + seconds(20);
+    SlotBoard board = SlotBoard::from_list({lease}, now);
+    // 20 s old, 15 s lease: expired, so the coordinator frees it.
+    EXPECT_EQ(slot_reclaim_reason(board.slots()[0], &k_shim_object, Clock::now()),
+              "holder a did not renew it within 15 s");
+}
+
+TEST(ClusterRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamingNodeAndResume) {
+    json shim = shim_with({{"rolling", {{"maxUpdate", "50%"}}}});
+    Rollup rollup;
+    rollup.generation = 4;
+    rollup.counts.selected = 5;
+    RolloutStatus running = rollout_status(shim, rollup, {slot(0, "a")});
+    EXPECT_EQ(running.slots, 3);
+    EXPECT_EQ(running.halted.status, ConditionStatus::false_);
+    RolloutStatus halted =
+        rollout_status(shim, rollup, {slot(2, "bad", k_target, "containerd refused it")});
+    EXPECT_EQ(halted.halted.status, ConditionStatus::true_);
+    EXPECT_EQ(halted.halted.reason, "NodeFailed");
+    EXPECT_NE(halted.halted.message.find("node bad failed at generation 4: containerd refused it"),
+              std::string::npos);
+    EXPECT_NE(halted.halted.message.find("kubectl -n shimkeeper-system delete lease spin-slot-2"),
+              std::string::npos);
+    RolloutStatus recreate = rollout_status(shim_with(nullptr), rollup, {});
+    EXPECT_EQ(recreate.slots, std::nullopt);
+    EXPECT_EQ(recreate.halted.reason, "Recreate");
+}
+
+} // namespace
+} // namespace shimkeeper::cluster::model

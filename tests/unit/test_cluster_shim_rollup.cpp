@@ -1,0 +1,181 @@
+// The coordinator's view of a Shim from the Nodes alone: counts, conditions, and a status written
+// only when it would change.
+#include "shimkeeper/cluster/model/shim_rollup.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cluster::model {
+namespace {
+
+using nlohmann::json;
+
+json shim(std::int64_t generation = 3) {
+    return {{"metadata", {{"name", "spin"}, {"generation", generation}, {"uid", "u-1"}}},
+            {"spec", {{"nodeSelector", {{"wasm", "true"}}}}}};
+}
+
+std::string annotation(const std::string& state, std::int64_t generation,
+                       const std::string& reason = "") {
+    return json{{"state", state}, {"generation", generation}, {"reason", reason}}.dump();
+}
+
+NodeView node(const std::string& name, std::map<std::string, std::string> labels,
+              std::map<std::string, std::string> annotations = {}) {
+    return {name, std::move(labels), std::move(annotations)};
+}
+
+NodeViews fleet() {
+    const std::string key = "shim.containerd.x-k8s.io/spin";
+    NodeViews nodes;
+    for (NodeView view : {
+             node("a", {{"wasm", "true"}, {key, "true"}}, {{key, annotation("installed", 3)}}),
+             node("b", {{"wasm", "true"}}, {{key, annotation("failed", 3, "sha256 mismatch")}}),
+             node("c", {{"wasm", "true"}}, {{key, annotation("installing", 3)}}),
+             // installed, but at the previous generation: still updating
+             node("d", {{"wasm", "true"}, {key, "true"}}, {{key, annotation("installed", 2)}}),
+             // failed at the previous generation: has not tried this one yet
+             node("e", {{"wasm", "true"}}, {{key, annotation("failed", 2, "old")}}),
+             node("f", {{"other", "x"}}), // not selected
+             // labelled but not selected any more (relabelled): carries the shim still
+             node("g", {{key, "true"}}),
+         }) {
+        nodes.emplace(view.name, view);
+    }
+    return nodes;
+}
+
+TEST(ClusterShimRollup, CountsSelectedInstalledFailedAndUpdatingAtTheCurrentGeneration) {
+    Rollup result = rollup(shim(), fleet());
+    EXPECT_EQ(result.generation, 3);
+    EXPECT_EQ(result.counts, (NodeCounts{5, 1, 1, 3}));
+    EXPECT_EQ(result.failures, std::vector<std::string>{"b (sha256 mismatch)"});
+    EXPECT_EQ(result.carrying, (std::vector<std::string>{"a", "b", "c", "d", "e", "g"}));
+}
+
+TEST(ClusterShimRollup, InstalledNeedsTheLabelAsWellAsTheAnnotation) {
+    const std::string key = "shim.containerd.x-k8s.io/spin";
+    NodeViews nodes;
+    nodes.emplace("a", node("a", {{"wasm", "true"}}, {{key, annotation("installed", 3)}}));
+    nodes.emplace(
+        "b", node("b", {{"wasm", "true"}, {key, "false"}}, {{key, annotation("installed", 3)}}));
+    nodes.emplace("c", node("c", {{"wasm", "true"}, {key, "true"}}, {{key, "not json"}}));
+    EXPECT_EQ(rollup(shim(), nodes).counts, (NodeCounts{3, 0, 0, 3}));
+}
+
+TEST(ClusterShimRollup, NoSelectorMeansEveryNodeButTheControlPlane) {
+    json any = shim();
+    any["spec"].erase("nodeSelector");
+    NodeViews nodes;
+    nodes.emplace("cp", node("cp", {{"node-role.kubernetes.io/control-plane", ""}}));
+    nodes.emplace("w", node("w", {}));
+    EXPECT_EQ(rollup(any, nodes).counts.selected, 1);
+}
+
+const json* condition(const json& status, const std::string& type) {
+    return find_condition(status["conditions"], type);
+}
+
+TEST(ClusterShimRollup, ReadyWhenEverySelectedNodeRunsThisGeneration) {
+    const std::string key = "shim.containerd.x-k8s.io/spin";
+    NodeViews nodes;
+    nodes.emplace(
+        "a", node("a", {{"wasm", "true"}, {key, "true"}}, {{key, annotation("installed", 3)}}));
+    json status = desired_status(shim(), rollup(shim(), nodes), std::nullopt, "T1");
+    EXPECT_EQ(status["observedGeneration"], 3);
+    EXPECT_EQ(status["nodes"],
+              json({{"selected", 1}, {"installed", 1}, {"failed", 0}, {"updating", 0}}));
+    EXPECT_EQ((*condition(status, "Ready"))["status"], "True");
+    EXPECT_EQ((*condition(status, "Ready"))["observedGeneration"], 3);
+    EXPECT_EQ((*condition(status, "Progressing"))["status"], "False");
+    EXPECT_EQ((*condition(status, "Progressing"))["reason"], "Complete");
+}
+
+TEST(ClusterShimRollup, FailuresAreNamedAndNodesOnTheirWayAreProgress) {
+    json status = desired_status(shim(), rollup(shim(), fleet()), std::nullopt, "T1");
+    const json& ready = *condition(status, "Ready");
+    EXPECT_EQ(ready["status"], "False");
+    EXPECT_EQ(ready["reason"], "InstallFailed");
+    EXPECT_NE(ready["message"].get<std::string>().find("b (sha256 mismatch)"), std::string::npos)
+        << ready["message"];
+    const json& progressing = *condition(status, "Progressing");
+    EXPECT_EQ(progressing["status"], "True");
+    EXPECT_EQ(progressing["reason"], "Updating");
+}
+
+TEST(ClusterShimRollup, NoSelectedNodeIsNotReady) {
+    json status = desired_status(shim(), rollup(shim(), {}), std::nullopt, "T1");
+    EXPECT_EQ((*condition(status, "Ready"))["reason"], "NoNodesSelected");
+    EXPECT_EQ((*condition(status, "Ready"))["status"], "False");
+}
+
+TEST(ClusterShimRollup, ADeletedShimReportsTheNodesStillCarryingIt) {
+    json deleted = shim();
+    deleted["metadata"]["deletionTimestamp"] = "2026-11-24T00:00:00Z";
+    json status = desired_status(deleted, rollup(deleted, fleet()), std::nullopt, "T1");
+    EXPECT_EQ((*condition(status, "Ready"))["reason"], "Deleting");
+    EXPECT_EQ((*condition(status, "Progressing"))["reason"], "Uninstalling");
+    EXPECT_NE((*condition(status, "Progressing"))["message"].get<std::string>().find(
+                  "by 6 node(s): a, b, c, d, e and 1 more"),
+              std::string::npos);
+}
+
+TEST(ClusterShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
+    json object = shim();
+    object["status"] = desired_status(object, rollup(object, fleet()), std::nullopt, "T1");
+    // The same facts later: nothing to write.
+    json again = desired_status(object, rollup(object, fleet()), std::nullopt, "T2");
+    EXPECT_FALSE(status_differs(object, again));
+    // One more node installed: the counts and message change, Ready stays False: same time.
+    NodeViews more = fleet();
+    more["c"].labels["shim.containerd.x-k8s.io/spin"] = "true";
+    more["c"].shim_annotations["shim.containerd.x-k8s.io/spin"] = annotation("installed", 3);
+    json progressed = desired_status(object, rollup(object, more), std::nullopt, "T3");
+    EXPECT_TRUE(status_differs(object, progressed));
+    EXPECT_EQ((*condition(progressed, "Ready"))["lastTransitionTime"], "T1");
+    // Every selected node installed: Ready turns True, at T4.
+    NodeViews done;
+    done.emplace("a", node("a", {{"wasm", "true"}, {"shim.containerd.x-k8s.io/spin", "true"}},
+                           {{"shim.containerd.x-k8s.io/spin", annotation("installed", 3)}}));
+    json ready = desired_status(object, rollup(object, done), std::nullopt, "T4");
+    EXPECT_EQ((*condition(ready, "Ready"))["lastTransitionTime"], "T4");
+}
+
+TEST(ClusterShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnown) {
+    json object = shim();
+    object["status"]["conditions"] = json::array({{{"type", "RolloutHalted"},
+                                                   {"status", "False"},
+                                                   {"lastTransitionTime", "T0"},
+                                                   {"reason", "NoFailure"},
+                                                   {"message", "m"}},
+                                                  {{"type", "RuntimeClassReady"},
+                                                   {"status", "False"},
+                                                   {"lastTransitionTime", "T0"},
+                                                   {"reason", "Conflict"},
+                                                   {"message", "foreign"}}});
+    json kept = desired_status(object, rollup(object, fleet()), std::nullopt, "T1");
+    EXPECT_EQ((*condition(kept, "RolloutHalted"))["reason"], "NoFailure");
+    EXPECT_EQ((*condition(kept, "RuntimeClassReady"))["reason"], "Conflict");
+    Condition ready{"RuntimeClassReady", ConditionStatus::true_, "Ready", "ok"};
+    json set = desired_status(object, rollup(object, fleet()), ready, "T1");
+    EXPECT_EQ((*condition(set, "RuntimeClassReady"))["status"], "True");
+    EXPECT_EQ((*condition(set, "RuntimeClassReady"))["lastTransitionTime"], "T1");
+    EXPECT_EQ(set["conditions"].size(), 4u);
+}
+
+TEST(ClusterNodeShimState, NodeViewsKeepLabelsAndOnlyShimkeepersAnnotations) {
+    json object = {
+        {"metadata",
+         {{"name", "a"},
+          {"labels", {{"wasm", "true"}}},
+          {"annotations", {{"shim.containerd.x-k8s.io/spin", "{}"}, {"node.alpha/ttl", "0"}}}}},
+        {"status", {{"conditions", json::array()}}}};
+    NodeView view = NodeView::of(object);
+    EXPECT_EQ(view.labels, (std::map<std::string, std::string>{{"wasm", "true"}}));
+    EXPECT_EQ(view.shim_annotations,
+              (std::map<std::string, std::string>{{"shim.containerd.x-k8s.io/spin", "{}"}}));
+    object["status"]["conditions"].push_back({{"type", "Ready"}});
+    EXPECT_EQ(NodeView::of(object), view); // a heartbeat is no change
+}
+
+} // namespace
+} // namespace shimkeeper::cluster::model

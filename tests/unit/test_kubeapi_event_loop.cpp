@@ -1,0 +1,63 @@
+// The curl/sd-event loop embedded in another loop through its fd, as the daemon's ChangeSource
+// will do: the fd turns readable when a timer of the inner loop is due, and dispatch_pending()
+// runs it. No server needed: timers are what a watch's retry and libcurl's timeouts use.
+#include "shimkeeper/kubeapi/curl_event_loop.hpp"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+
+using shimkeeper::kubeapi::CurlEventLoop;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool readable_within(int fd, int timeout_ms) {
+    pollfd entry{fd, POLLIN, 0};
+    return ::poll(&entry, 1, timeout_ms) == 1 && (entry.revents & POLLIN) != 0;
+}
+
+} // namespace
+
+TEST(KubeEventLoop, FdTurnsReadableForADueTimer) {
+    auto loop = CurlEventLoop::create();
+    ASSERT_TRUE(loop) << loop.error().message();
+    int fired = 0;
+    auto timer = (*loop)->after(30ms, [&] { ++fired; });
+    ASSERT_TRUE(timer) << timer.error().message();
+    ASSERT_TRUE((*loop)->dispatch_pending()); // arms the timer
+    EXPECT_EQ(fired, 0);
+    ASSERT_TRUE(readable_within((*loop)->fd(), 5000));
+    ASSERT_TRUE((*loop)->dispatch_pending());
+    EXPECT_EQ(fired, 1);
+    EXPECT_FALSE(readable_within((*loop)->fd(), 50)); // nothing left: no busy wake-ups
+}
+
+TEST(KubeEventLoop, ADroppedTimerNeverFires) {
+    auto loop = CurlEventLoop::create();
+    ASSERT_TRUE(loop);
+    int fired = 0;
+    {
+        auto timer = (*loop)->after(10ms, [&] { ++fired; });
+        ASSERT_TRUE(timer);
+    }
+    ASSERT_TRUE((*loop)->dispatch_pending());
+    EXPECT_FALSE(readable_within((*loop)->fd(), 100));
+    ASSERT_TRUE((*loop)->run_once(50ms));
+    EXPECT_EQ(fired, 0);
+}
+
+TEST(KubeEventLoop, ATimerMayScheduleTheNext) {
+    auto loop = CurlEventLoop::create();
+    ASSERT_TRUE(loop);
+    int fired = 0;
+    shimkeeper::kubeapi::SdSource second;
+    auto first = (*loop)->after(5ms, [&] {
+        ++fired;
+        second = (*loop)->after(5ms, [&] { ++fired; }).value();
+    });
+    ASSERT_TRUE(first);
+    for (int i = 0; i < 100 && fired < 2; ++i) {
+        ASSERT_TRUE((*loop)->run_once(100ms));
+    }
+    EXPECT_EQ(fired, 2);
+}

@@ -1,0 +1,188 @@
+// The watch's decisions without I/O: list -> snapshot -> watch from the list's resourceVersion,
+// bookmarks, rotation without a re-list, 410 -> re-list, jittered backoff on failures.
+#include "shimkeeper/kubeapi/retry_backoff.hpp"
+#include "shimkeeper/kubeapi/watch_state.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace shimkeeper::kubeapi;
+using namespace std::chrono_literals;
+using Kind = WatchEvent::Kind;
+
+namespace {
+
+WatchState make_state(WatchSettings settings = {}) {
+    settings.label_selector = "app=w";
+    settings.page_limit = 2;
+    settings.min_timeout = 10s;
+    return WatchState(settings, 42);
+}
+
+// Lists one page holding `names`, the last one, at resourceVersion `version`.
+std::optional<WatchEvent> list_last_page(WatchState& state, std::string_view version) {
+    state.next_query();
+    return state.on_list_page(R"({"metadata":{"resourceVersion":")" + std::string(version) +
+                              R"("},"items":[{"metadata":{"name":"a"}}]})");
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST(KubeWatchState, PagedListThenWatchFromItsVersion) {
+    auto state = make_state();
+    EXPECT_EQ(state.next_query(), "?labelSelector=app%3Dw&limit=2");
+    auto first = state.on_list_page(
+        R"({"metadata":{"continue":"c1"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})");
+    EXPECT_FALSE(first);
+    EXPECT_EQ(state.phase(), WatchState::Phase::list);
+    EXPECT_EQ(state.next_query(), "?labelSelector=app%3Dw&limit=2&continue=c1");
+    auto synced = state.on_list_page(
+        R"({"metadata":{"resourceVersion":"17"},"items":[{"metadata":{"name":"c"}}]})");
+    ASSERT_TRUE(synced);
+    EXPECT_EQ(synced->kind, Kind::synced);
+    EXPECT_EQ(synced->items.size(), 3u);
+    EXPECT_EQ(state.lists_started(), 1u);
+    EXPECT_EQ(state.phase(), WatchState::Phase::watch);
+    std::string watch = state.next_query();
+    EXPECT_TRUE(contains(watch, "watch=true&allowWatchBookmarks=true&resourceVersion=17"));
+    EXPECT_TRUE(contains(watch, "labelSelector=app%3Dw"));
+}
+
+TEST(KubeWatchState, TimeoutSecondsIsRandomisedWithinMinAndTwiceMin) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    for (int i = 0; i < 50; ++i) {
+        std::string query = state.next_query();
+        auto at = query.find("timeoutSeconds=");
+        ASSERT_NE(at, std::string::npos);
+        int seconds = std::stoi(query.substr(at + 15));
+        EXPECT_GE(seconds, 10);
+        EXPECT_LT(seconds, 20);
+    }
+}
+
+TEST(KubeWatchState, EventsAndBookmarksMoveTheVersion) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    auto added = state.on_watch_line(
+        R"({"type":"ADDED","object":{"metadata":{"name":"x","resourceVersion":"6"}}})");
+    ASSERT_TRUE(added.event);
+    EXPECT_EQ(added.event->kind, Kind::added);
+    EXPECT_EQ(added.event->object["metadata"]["name"], "x");
+    EXPECT_EQ(state.resource_version(), "6");
+    auto bookmark = state.on_watch_line(
+        R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"9"}}})");
+    EXPECT_FALSE(bookmark.event);
+    EXPECT_FALSE(bookmark.restart);
+    EXPECT_EQ(state.resource_version(), "9");
+    EXPECT_EQ(
+        state.on_watch_line(R"({"type":"MODIFIED","object":{"metadata":{"resourceVersion":"10"}}})")
+            .event->kind,
+        Kind::modified);
+    EXPECT_EQ(
+        state.on_watch_line(R"({"type":"DELETED","object":{"metadata":{"resourceVersion":"11"}}})")
+            .event->kind,
+        Kind::deleted);
+}
+
+TEST(KubeWatchState, RotationWatchesAgainWithoutListing) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    state.next_query();
+    state.on_watch_line(R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"8"}}})");
+    state.on_stream_end(10s, true);
+    EXPECT_EQ(state.phase(), WatchState::Phase::watch);
+    EXPECT_EQ(state.delay(), 0ms);
+    EXPECT_TRUE(contains(state.next_query(), "resourceVersion=8"));
+    EXPECT_EQ(state.lists_started(), 1u);
+    EXPECT_EQ(state.watches_started(), 2u);
+}
+
+TEST(KubeWatchState, AnEmptyStreamEndedAtOnceBacksOff) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    state.on_stream_end(50ms, false);
+    EXPECT_GT(state.delay(), 0ms);
+    EXPECT_EQ(state.phase(), WatchState::Phase::watch);
+}
+
+TEST(KubeWatchState, GoneAsAnErrorEventRelistsAtOnce) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    auto outcome = state.on_watch_line(
+        R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}})");
+    EXPECT_TRUE(outcome.restart);
+    EXPECT_FALSE(outcome.event);
+    EXPECT_EQ(state.phase(), WatchState::Phase::list);
+    EXPECT_EQ(state.delay(), 0ms);
+    EXPECT_EQ(state.next_query(), "?labelSelector=app%3Dw&limit=2");
+    EXPECT_EQ(state.lists_started(), 2u);
+    EXPECT_TRUE(contains(state.last_problem(), "410"));
+}
+
+TEST(KubeWatchState, GoneAsHttpStatusRelists) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    state.on_http_error(ApiStatus{410, "Expired", "too old"});
+    EXPECT_EQ(state.phase(), WatchState::Phase::list);
+    EXPECT_EQ(state.resource_version(), "");
+}
+
+TEST(KubeWatchState, ExpiredContinueTokenStartsTheListOver) {
+    auto state = make_state();
+    state.next_query();
+    state.on_list_page(R"({"metadata":{"continue":"c1"},"items":[{"metadata":{"name":"a"}}]})");
+    state.next_query();
+    state.on_http_error(ApiStatus{410, "Expired", "continue token expired"});
+    EXPECT_EQ(state.next_query(), "?labelSelector=app%3Dw&limit=2");
+    auto synced = state.on_list_page(R"({"metadata":{"resourceVersion":"3"},"items":[]})");
+    ASSERT_TRUE(synced);
+    EXPECT_TRUE(synced->items.empty()); // nothing left over from the abandoned pages
+}
+
+TEST(KubeWatchState, ResumeStartsWithAWatch) {
+    WatchSettings settings;
+    settings.resume_from = "123";
+    WatchState state(settings, 1);
+    EXPECT_EQ(state.phase(), WatchState::Phase::watch);
+    EXPECT_TRUE(contains(state.next_query(), "resourceVersion=123"));
+    EXPECT_EQ(state.lists_started(), 0u);
+}
+
+TEST(KubeWatchState, FailuresBackOffAndSuccessResets) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    state.on_transport_error("connection refused");
+    auto first = state.delay();
+    EXPECT_GE(first, 400ms);
+    EXPECT_LE(first, 800ms);
+    state.on_http_error(ApiStatus{500, "", "boom"});
+    state.on_http_error(ApiStatus{503, "", "busy"});
+    EXPECT_EQ(state.failures(), 3u);
+    EXPECT_GE(state.delay(), 1600ms);
+    EXPECT_EQ(state.phase(), WatchState::Phase::watch); // a failure is not a reason to re-list
+    state.on_watch_line(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}})");
+    EXPECT_EQ(state.failures(), 0u);
+    EXPECT_EQ(state.delay(), 0ms);
+}
+
+TEST(KubeWatchState, GarbageLineRestartsWithBackoff) {
+    auto state = make_state();
+    list_last_page(state, "5");
+    auto outcome = state.on_watch_line("not json");
+    EXPECT_TRUE(outcome.restart);
+    EXPECT_GT(state.delay(), 0ms);
+}
+
+TEST(KubeRetryBackoff, GrowsCapsAndJitters) {
+    EXPECT_EQ(retry_backoff(0, 1s, 30s, 0.5), 0ms);
+    EXPECT_EQ(retry_backoff(1, 1s, 30s, 1.0), 1000ms);
+    EXPECT_EQ(retry_backoff(1, 1s, 30s, 0.0), 500ms);
+    EXPECT_EQ(retry_backoff(3, 1s, 30s, 1.0), 4000ms);
+    EXPECT_EQ(retry_backoff(20, 1s, 30s, 1.0), 30000ms);
+    EXPECT_EQ(retry_backoff(20, 1s, 30s, 0.0), 15000ms);
+    EXPECT_EQ(retry_backoff(1000, 1s, 30s, 2.0), 30000ms); // random clamped to [0, 1]
+}
