@@ -214,23 +214,29 @@ kube_node_cert_kubeconfig() {
     openssl x509 -req -in "$dir/csr.pem" -CA "$KUBE_CA" -CAkey "$KUBE_DIR/pki/ca.key" \
         -CAcreateserial -days 2 -out "$dir/cert.pem" 2>/dev/null
     cat "$dir/key.pem" "$dir/cert.pem" >"$dir/kubelet-client-current.pem"
-    cat >"$KUBE_DIR/kubeconfig/$name-cert" <<EOF
+    kube__write_kubeconfig "$name-cert" kubelet "{client-certificate: \
+$dir/kubelet-client-current.pem, client-key: $dir/kubelet-client-current.pem}"
+    kube_kubeconfig "$name-cert"
+}
+
+# kube__write_kubeconfig IDENTITY USER-NAME USER-FLOW-MAP: the kubeconfig file of IDENTITY, for
+# the test bed's server and CA, with that user entry.
+kube__write_kubeconfig() {
+    mkdir -p "$KUBE_DIR/kubeconfig"
+    cat >"$(kube_kubeconfig "$1")" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
   - name: test
     cluster: {server: $KUBE_SERVER, certificate-authority: $KUBE_CA}
 users:
-  - name: kubelet
-    user:
-      client-certificate: $dir/kubelet-client-current.pem
-      client-key: $dir/kubelet-client-current.pem
+  - name: $2
+    user: $3
 contexts:
-  - name: kubelet
-    context: {cluster: test, user: kubelet}
-current-context: kubelet
+  - name: $2
+    context: {cluster: test, user: $2}
+current-context: $2
 EOF
-    echo "$KUBE_DIR/kubeconfig/$name-cert"
 }
 
 # kube_token_kubeconfig IDENTITY TOKEN [FILE]: writes TOKEN to $KUBE_DIR/tokens/FILE (default
@@ -243,20 +249,7 @@ kube_token_kubeconfig() {
     staged=$(mktemp "$tokens/.$file.XXXXXX") # mktemp creates it 0600
     printf '%s' "$token" >"$staged"
     mv -f "$staged" "$tokens/$file"
-    cat >"$(kube_kubeconfig "$identity")" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: test
-    cluster: {server: $KUBE_SERVER, certificate-authority: $KUBE_CA}
-users:
-  - name: $identity
-    user: {tokenFile: $tokens/$file}
-contexts:
-  - name: $identity
-    context: {cluster: test, user: $identity}
-current-context: $identity
-EOF
+    kube__write_kubeconfig "$identity" "$identity" "{tokenFile: $tokens/$file}"
     kube_kubeconfig "$identity"
 }
 
