@@ -99,6 +99,11 @@ TOML
 expect_exit 0 sk status
 expect_output_contains "Cluster: node node-c (from the kubelet identity system:node:node-c ($KUBE_DIR/kubeconfig/node-c-cert))"
 expect_output_contains "Shim/demo (generation 1): selects this node, nodeSelector wasm=true matches"
+# The kubelet's credential reports on its own Node (NodeRestriction lets it, and nothing else).
+expect_exit 0 sk apply --no-restart
+annotation=$(kube_admin get node node-c -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/demo}')
+[[ $annotation == *'"generation":1'* ]] ||
+    fail "node-c's annotation after an apply with the kubelet credential: $annotation"
 
 # A node_name that is not the credential's Node, and a credential confined to no Node: refused
 # before anything is read or changed.
