@@ -277,3 +277,15 @@ TEST(ContainerdAdoptedEngine, PlainInputsRoundTrip) {
     expect_round_trip("version = 2\n" + k_runc + k_spin_header + "\n  a = 1", {spin()});
     expect_round_trip("version = 2\n" + k_runc + "# just a comment", {spin()});
 }
+
+TEST(ContainerdAdoptedEngine, AFileThatIsNotTomlIsRefusedEvenIfRestoringWouldRepairIt) {
+    // Found by fuzzing: the duplicate key is invalid as the file stands; the restored header of a
+    // shim that does not exist would split it into two tables.
+    const std::string input = "version = 2\n" + k_runc + "#shimkeeper:adopted:ghost# [other]\n" +
+                              "  runtime_type = \"io.containerd.runc.v2\"\n";
+    auto out = sc::edit_config_text(input, v2_target(), {spin()});
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::invalid_input);
+    EXPECT_NE(out.error().message().find("config.toml:5"), std::string::npos)
+        << out.error().message();
+}

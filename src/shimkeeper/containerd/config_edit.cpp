@@ -184,6 +184,13 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
                                              const std::vector<DesiredRuntime>& desired) {
     TRY(check_desired(desired, target));
     TRY(refuse_indented_block_markers(split_lines(before), target.label));
+    // The file as it is must be TOML: shimkeeper never rewrites a file it cannot parse, even one
+    // that restoring adopted lines would repair.
+    if (auto as_is =
+            parse_toml(join_lines(mask_lines(split_lines(before), target.masking)), target.label);
+        !as_is) {
+        return std::unexpected(std::move(as_is).error());
+    }
     // The user's lines adopted by shims no longer desired come back first, and only then is the
     // file read: a restored line may end or start a section that is adopted now. The engine's
     // check (user_lines) restores with the same function and the same set of kept shims.
