@@ -151,6 +151,35 @@ TEST(ContainerdAdoptedGrammar, AnyByteStringIsEitherAMarkerOrNot) {
     }
 }
 
+TEST(ContainerdAdoptedGrammar, WhatTheWriterWritesParsesBackToTheUsersLine) {
+    for (const std::string line : {"a = 1\n", "a = 1", "  x = 2\r\n", "\n", "\r\n", "# comment\n",
+                                   "#\n", "#shimkeeper", "\t", "#  shimkeeper:adopted:a# x\n",
+                                   "shimkeeper:adopted:a# x\n", "[t] # #shimkeeper:x\n"}) {
+        const std::string written = sc::adopt_line("spin-v2", line);
+        auto mark = sc::parse_adopted(written);
+        ASSERT_TRUE(mark.has_value()) << written;
+        EXPECT_EQ(mark->shim, "spin-v2");
+        EXPECT_EQ(mark->original, line);
+    }
+    // Lines holding a marker are never wrapped, so never nested.
+    for (const std::string line :
+         {"#shimkeeper:adopted:a# x\n", "#shimkeeper:adopted:a#", "  #shimkeeper:x\r\n",
+          "# shimkeeper:end shim=y\n", "\t# shimkeeper:begin shim=y", ""}) {
+        EXPECT_EQ(sc::adopt_line("spin-v2", line), line);
+    }
+}
+
+TEST(ContainerdAdoptedGrammar, RestoreKeepsTheKeptShimsAndDropsEmptyUserLines) {
+    const std::vector<std::string> lines = {"#shimkeeper:adopted:a# x = 1\n",
+                                            "#shimkeeper:adopted:b# y = 2\n",
+                                            "#shimkeeper:adopted:b#\n", "#shimkeeper:adopted:a# "};
+    EXPECT_EQ(sc::restore_adopted(lines, {"a"}),
+              (std::vector<std::string>{"#shimkeeper:adopted:a# x = 1\n", "y = 2\n",
+                                        "#shimkeeper:adopted:b#\n"}));
+    EXPECT_EQ(sc::restore_adopted(lines, {}),
+              (std::vector<std::string>{"x = 1\n", "y = 2\n", "#shimkeeper:adopted:b#\n"}));
+}
+
 // --- The engine on each of those inputs ----------------------------------------------------------
 
 TEST(ContainerdAdoptedEngine, MalformedMarkerAtTheEndWithoutFinalNewline) {
