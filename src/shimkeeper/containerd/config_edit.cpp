@@ -5,6 +5,7 @@
 #include "shimkeeper/containerd/managed_block.hpp"
 #include "shimkeeper/containerd/toml_tree.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -137,23 +138,19 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
     return {};
 }
 
-// shimkeeper comments a user's line out once ("#shimkeeper:adopted:<shim># <line>"), and the
-// user's line is never one of shimkeeper's own marker comments. An adopted line wrapping a
-// marker was not written by us: restoring it would forge a marker, so the file is refused.
-util::Expected<void> refuse_forged_adoption(const std::vector<std::string>& lines,
-                                            const std::string& label) {
-    auto is_marker = [](std::string_view text) {
-        text.remove_prefix(std::min(text.find_first_not_of(" \t"), text.size()));
-        return text.starts_with("#shimkeeper:") || text.starts_with("# shimkeeper:");
-    };
+// shimkeeper writes its block markers ("# shimkeeper:begin/end/created ...") at the start of a
+// line; an indented one was moved or forged, and since the block reader trims lines it would be
+// taken for a block boundary, so the file is refused. (Adopted-line look-alikes need no refusal:
+// the grammar in managed_block.hpp makes any of them plainly the user's text.)
+util::Expected<void> refuse_indented_block_markers(const std::vector<std::string>& lines,
+                                                   const std::string& label) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
-        const std::string_view line = lines[i];
-        const auto adopted = parse_adopted(line);
-        // Markers are written at the start of a line; an indented one was moved or forged, and
-        // adopting (commenting out) such a line would wrap a marker inside another.
-        const bool indented_marker = is_marker(line) && !line.starts_with("#shimkeeper:") &&
-                                     !line.starts_with("# shimkeeper:");
-        if (indented_marker || (adopted && is_marker(adopted->original))) {
+        std::string_view line = lines[i];
+        if (line.starts_with("# shimkeeper:")) {
+            continue;
+        }
+        line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
+        if (line.starts_with("# shimkeeper:")) {
             return util::fail(util::ErrorCode::conflict,
                               label + ":" + std::to_string(i + 1) +
                                   ": this line holds one of shimkeeper's markers where shimkeeper "
@@ -163,16 +160,54 @@ util::Expected<void> refuse_forged_adoption(const std::vector<std::string>& line
     return {};
 }
 
+// The lines of every block this edit drops (its shim is not written, or an earlier block has the
+// same shim) turned into comments, so that the file is read as the edit leaves it: a user's line
+// restored above may define again what a dropped block defined. The line count stays the same.
+std::vector<std::string> mask_dropped_blocks(std::vector<std::string> lines,
+                                             const std::vector<ManagedBlock>& blocks,
+                                             const std::set<std::string>& written) {
+    std::set<std::string> seen;
+    for (const auto& block : blocks) {
+        if (written.contains(block.shim) && seen.insert(block.shim).second) {
+            continue;
+        }
+        for (std::size_t i = block.first_line; i <= block.last_line && i < lines.size(); ++i) {
+            lines[i].insert(0, "#");
+        }
+    }
+    return lines;
+}
+
 } // namespace
 
 util::Expected<std::string> edit_config_text(std::string_view before, const EditTarget& target,
                                              const std::vector<DesiredRuntime>& desired) {
     TRY(check_desired(desired, target));
-    const std::vector<std::string> lines = split_lines(before);
-    TRY(refuse_forged_adoption(lines, target.label));
-    const std::string masked = join_lines(mask_lines(lines, target.masking));
-    const toml::table tree = TRY(parse_toml(masked, target.label));
+    TRY(refuse_indented_block_markers(split_lines(before), target.label));
+    // The file as it is must be TOML: shimkeeper never rewrites a file it cannot parse, even one
+    // that restoring adopted lines would repair.
+    if (auto as_is =
+            parse_toml(join_lines(mask_lines(split_lines(before), target.masking)), target.label);
+        !as_is) {
+        return std::unexpected(std::move(as_is).error());
+    }
+    // The user's lines adopted by shims no longer desired come back first, and only then is the
+    // file read: a restored line may end or start a section that is adopted now. The engine's
+    // check (user_lines) restores with the same function and the same set of kept shims.
+    std::set<std::string> keep;
+    for (const auto& runtime : desired) {
+        keep.insert(runtime.shim_name);
+    }
+    const std::vector<std::string> lines = restore_adopted(split_lines(before), keep);
     const auto blocks = TRY(find_blocks(lines, target.label));
+    const bool default_runtime = needs_default_runtime(lines, target, desired);
+    std::set<std::string> written = keep;
+    if (default_runtime) {
+        written.insert(std::string(k_default_runtime_block));
+    }
+    const std::string masked =
+        join_lines(mask_dropped_blocks(mask_lines(lines, target.masking), blocks, written));
+    const toml::table tree = TRY(parse_toml(masked, target.label));
     const auto statements = TRY(scan_statements(masked, target.label));
     if (!desired.empty()) {
         TRY(refuse_inline_parents(statements, blocks, target));
@@ -194,7 +229,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
         order.push_back(name);
         intended.push_back(std::move(entry));
     };
-    if (needs_default_runtime(lines, target, desired)) {
+    if (default_runtime) {
         toml::table runc;
         runc.insert("runtime_type", std::string(k_runc_v2_type));
         add_block(std::string(k_default_runtime_block), "", "runc", std::move(runc));
@@ -219,12 +254,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
         }
         const std::string& line = lines[i];
         if (auto it = adopted.find(i); it != adopted.end()) {
-            out.push_back(adopted_prefix(it->second) + line);
-            continue;
-        }
-        // Restore the user's definition once the shim that adopted it is gone.
-        if (auto mark = parse_adopted(line); mark && !rendered.contains(std::string(mark->shim))) {
-            out.emplace_back(mark->original);
+            out.push_back(adopt_line(it->second, line));
             continue;
         }
         out.push_back(line);
@@ -244,8 +274,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
     if (after == before) {
         return after;
     }
-    std::set<std::string> kept(order.begin(), order.end());
-    TRY(check_edit(std::string(before), after, target.masking, intended, kept, target.label));
+    TRY(check_edit(std::string(before), after, target.masking, intended, keep, target.label));
     return after;
 }
 

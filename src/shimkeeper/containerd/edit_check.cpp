@@ -64,14 +64,10 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines,
             }
             continue;
         }
-        const std::string& line = lines[i];
-        if (auto mark = parse_adopted(line);
-            mark && !keep_adopted.contains(std::string(mark->shim))) {
-            out.emplace_back(mark->original);
-            continue;
-        }
-        out.push_back(line);
+        out.push_back(lines[i]);
     }
+    // The same restoration as the edit's (managed_block.hpp has the grammar).
+    out = restore_adopted(out, keep_adopted);
     if (!out.empty() && !out.back().ends_with('\n')) {
         out.back() += dominant_line_ending(lines);
     }

@@ -15,8 +15,8 @@
 namespace shimkeeper::containerd {
 
 // The user's own content: every managed block removed, every adopted line restored (except those
-// adopted by the shims in `keep_adopted`, which stay commented out), and a missing final line
-// ending added.
+// adopted by the shims in `keep_adopted`, which stay commented out) by restore_adopted, the one
+// parser of adopted lines (managed_block.hpp), and a missing final line ending added.
 std::vector<std::string> user_lines(const std::vector<std::string>& lines,
                                     const std::set<std::string>& keep_adopted = {});
 
@@ -25,8 +25,8 @@ struct IntendedRuntime {
     toml::table value;
 };
 
-// before/after are whole file texts; masking as for the edit; blocks names every block the
-// edit keeps (their adopted lines stay commented out).
+// before/after are whole file texts; masking as for the edit; blocks names every shim the edit
+// keeps (their adopted lines stay commented out), the same set the edit restored with.
 util::Expected<void> check_edit(const std::string& before, const std::string& after,
                                 Masking masking, const std::vector<IntendedRuntime>& intended,
                                 const std::set<std::string>& blocks, const std::string& label);

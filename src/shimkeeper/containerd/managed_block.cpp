@@ -4,6 +4,8 @@
 
 #include "shimkeeper/containerd/toml_tree.hpp"
 
+#include <algorithm>
+
 namespace shimkeeper::containerd {
 
 namespace {
@@ -67,19 +69,53 @@ std::string adopted_prefix(std::string_view shim) {
     return std::string(k_adopted_mark) + std::string(shim) + "# ";
 }
 
+bool holds_marker(std::string_view line) {
+    line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
+    return line.starts_with("#shimkeeper:") || line.starts_with("# shimkeeper:");
+}
+
 std::optional<AdoptedLine> parse_adopted(std::string_view line) {
     if (!line.starts_with(k_adopted_mark)) {
         return std::nullopt;
     }
-    const auto end = line.find("# ", k_adopted_mark.size());
-    // shimkeeper only ever writes a valid shim name there: anything else is not its marker (a
-    // forged or mangled one), and is kept as the user's own comment rather than "restored".
-    if (end == std::string_view::npos ||
-        !spec::is_valid_name(line.substr(k_adopted_mark.size(), end - k_adopted_mark.size()))) {
+    const std::string_view rest = line.substr(k_adopted_mark.size());
+    // A shim name holds no '#', so the first one is the separator's.
+    const auto hash = rest.find('#');
+    if (hash == std::string_view::npos || !rest.substr(hash).starts_with("# ")) {
         return std::nullopt;
     }
-    return AdoptedLine{line.substr(k_adopted_mark.size(), end - k_adopted_mark.size()),
-                       line.substr(end + 2)};
+    const std::string_view shim = rest.substr(0, hash);
+    const std::string_view original = rest.substr(hash + 2);
+    if (!spec::is_valid_name(shim) || holds_marker(original)) {
+        return std::nullopt;
+    }
+    return AdoptedLine{shim, original};
+}
+
+std::string adopt_line(std::string_view shim, std::string_view line) {
+    if (line.empty() || holds_marker(line)) {
+        return std::string(line);
+    }
+    return adopted_prefix(shim) + std::string(line);
+}
+
+std::vector<std::string> restore_adopted(const std::vector<std::string>& lines,
+                                         const std::set<std::string>& keep) {
+    std::vector<std::string> out;
+    out.reserve(lines.size());
+    for (const auto& line : lines) {
+        const auto mark = parse_adopted(line);
+        if (!mark) {
+            out.push_back(line);
+        } else if (mark->original.empty()) {
+            continue;
+        } else if (keep.contains(std::string(mark->shim))) {
+            out.push_back(line);
+        } else {
+            out.emplace_back(mark->original);
+        }
+    }
+    return out;
 }
 
 std::string created_marker(std::string_view base_sha256_hex) {

@@ -23,6 +23,7 @@
 #include "shimkeeper/util/error.hpp"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -39,15 +40,46 @@ struct ManagedBlock {
 
 std::string begin_marker(std::string_view shim, std::string_view digest_hex);
 std::string end_marker(std::string_view shim);
+// Adopted lines: the user's definition of a handler that an `adopt = true` shim took over,
+// commented out line by line. The grammar (one line at a time, line ending included; nothing else
+// in the file, not even TOML's strings, is looked at):
+//
+//   adopted-line = "#shimkeeper:adopted:" shim "# " user-line
+//   shim         = a shim name (spec::is_valid_name: 1-63 of [a-z0-9._-], first and last
+//                  [a-z0-9]); it need not name a shim that exists
+//   user-line    = any bytes, up to and including the line's ending ("\n", "\r\n" or none at the
+//                  end of a file), that do not hold a marker (below)
+//
+// The prefix starts in the first column. A line "holds a marker" when, after any spaces and tabs,
+// it starts with "#shimkeeper:" or "# shimkeeper:": shimkeeper never comments out one of its own
+// marker lines (adopt_line leaves such a line as it is), so a user-line holding one was not
+// written by shimkeeper. Every line that is not an adopted-line (no separator, "#" without the
+// space, an invalid name, an indented prefix, a marker inside another comment, repeated markers
+// "#shimkeeper:adopted:a# #shimkeeper:adopted:b# x") is plainly the user's own text: kept byte
+// for byte, never restored, never refused. An adopted-line whose user-line is empty stands for no
+// line at all and is dropped when restored or kept. This is the one parser: writing (adopt_line),
+// restoring (restore_adopted) and the engine's own check (user_lines) all go through it, so
+// parse_adopted(adopt_line(s, l)) gives back l for every line l that adopt_line wraps.
 std::string adopted_prefix(std::string_view shim);
 
-// A line shimkeeper commented out for `shim` ("#shimkeeper:adopted:<shim># <user's line>"): the
-// one parser of what adopted_prefix writes.
+// After any spaces and tabs, the line starts with "#shimkeeper:" or "# shimkeeper:".
+bool holds_marker(std::string_view line);
+
 struct AdoptedLine {
     std::string_view shim;
-    std::string_view original; // the user's line as it was, line ending included
+    std::string_view original; // the user's line as it was, line ending included (maybe empty)
 };
+// The adopted-line, or nullopt for any other bytes.
 std::optional<AdoptedLine> parse_adopted(std::string_view line);
+
+// The line commented out for `shim`; a line holding a marker (or empty) is returned as it is.
+std::string adopt_line(std::string_view shim, std::string_view line);
+
+// The lines with every adopted-line of a shim not in `keep` replaced by its user-line, and every
+// adopted-line whose user-line is empty dropped.
+std::vector<std::string> restore_adopted(const std::vector<std::string>& lines,
+                                         const std::set<std::string>& keep);
+
 std::string created_marker(std::string_view base_sha256_hex);
 
 // Blocks in file order. Errors name the line of a begin without end, an end without begin, or
