@@ -98,4 +98,4 @@ YAML
 mkdir -p "$T/agent"
 expect_exit 0 ansible-playbook -c local -i localhost, "$T/render-agent.yml"
 expect_exit 0 "$SHIMKEEPER" -c "$T/agent/shimkeeper.toml" --root "$ROOT" status
-expect_output_contains "Cluster: node node-a (from [kube] node_name; agent /etc/shimkeeper/agent.kubeconfig"
+expect_output_contains "Cluster: node node-a (from [kube] node_name, not confirmed (cannot read kubeconfig /etc/shimkeeper/agent.kubeconfig"

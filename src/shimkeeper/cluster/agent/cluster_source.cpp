@@ -84,12 +84,12 @@ void ClusterSource::identify() const {
                              "kubeconfig to this node's credential";
         return;
     }
+    // A kubeconfig that cannot be read yet (an image baked before its first boot writes it) is
+    // no answer either: like an API server that does not answer, the node name stays unconfirmed.
     auto client = kubeapi::Client::from_kubeconfig(m_kubeconfig);
-    if (!client) {
-        m_identity_problem = client.error().message();
-        return;
-    }
-    auto reviewed = kubeapi::review_self(*client);
+    util::Expected<kubeapi::SelfIdentity> reviewed =
+        client ? kubeapi::review_self(*client)
+               : util::Expected<kubeapi::SelfIdentity>(std::unexpected(client.error()));
     if (reviewed && reviewed->node_name.empty()) {
         m_identity_problem =
             "the credential of " + m_kubeconfig + " is " + reviewed->username +
@@ -110,19 +110,19 @@ void ClusterSource::identify() const {
         m_node_name_origin = reviewed->how + " (" + m_kubeconfig + ")";
         return;
     }
-    if (reviewed.error().code() != util::ErrorCode::network) {
-        m_identity_problem = reviewed.error().message();
-        return;
-    }
+    // No answer (unreachable, unreadable, or refused: a refusal fails every read anyway): the
+    // Node of the last reading kept, else [kube] node_name, both said to be unconfirmed. The
+    // API server's policies confine whatever the credential then writes.
     auto remembered = ClusterMemory(m_places.memory_file).load();
     const std::string kept =
         remembered && *remembered ? kubeapi::name_of((*remembered)->node) : std::string();
     if (!kept.empty() && (!m_settings.node_name || *m_settings.node_name == kept)) {
         m_node_name = kept;
-        m_node_name_origin = "the last reading kept (the API server did not answer)";
+        m_node_name_origin =
+            "the last reading kept, not confirmed (" + reviewed.error().message() + ")";
     } else if (m_settings.node_name) {
         m_node_name = *m_settings.node_name;
-        m_node_name_origin = "[kube] node_name (not confirmed: the API server did not answer)";
+        m_node_name_origin = "[kube] node_name, not confirmed (" + reviewed.error().message() + ")";
     } else {
         m_identity_problem = reviewed.error().message();
     }
