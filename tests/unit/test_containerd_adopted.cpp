@@ -7,29 +7,17 @@
 #include "shimkeeper/containerd/managed_block.hpp"
 #include "shimkeeper/containerd/toml_text.hpp"
 
+#include "containerd_fixtures.hpp"
+
 #include <gtest/gtest.h>
 
 namespace sc = shimkeeper::containerd;
 
 namespace {
 
-sc::DesiredRuntime spin(bool adopt = true) {
-    sc::DesiredRuntime r;
-    r.shim_name = "spin-v2";
-    r.handler = "spin";
-    r.runtime_type = "io.containerd.spin.v2";
-    r.binary_node_path = "/var/lib/shimkeeper/bin/containerd-shim-spin-v2";
-    r.digest = std::string(64, 'a');
-    r.adopt = adopt;
-    return r;
-}
-
-sc::EditTarget v2_target() {
-    sc::EditTarget t;
-    t.label = "/etc/containerd/config.toml";
-    t.runtimes_path = sc::runtimes_path(2);
-    return t;
-}
+using shimkeeper::containerd::test::Adopt;
+using shimkeeper::containerd::test::spin_runtime;
+using shimkeeper::containerd::test::v2_target;
 
 const std::string k_runc = "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
                            "  runtime_type = \"io.containerd.runc.v2\"\n";
@@ -186,28 +174,29 @@ TEST(ContainerdAdoptedEngine, MalformedMarkerAtTheEndWithoutFinalNewline) {
     // Found by fuzzing: the comment belongs to the adopted section, was commented out again, and
     // the second edit refused its own output.
     expect_round_trip("version = 2\n" + k_runc + k_user_spin + "#shimkeeper:adopted:spin-v2#",
-                      {spin()});
+                      {spin_runtime(Adopt::yes)});
     // A marker of the kept shim with an empty user line stands for nothing and is dropped.
     EXPECT_EQ(round_trip("version = 2\n" + k_runc + k_user_spin + "#shimkeeper:adopted:spin-v2# ",
-                         {spin()}),
+                         {spin_runtime(Adopt::yes)}),
               "version = 2\n" + k_runc + k_user_spin);
-    expect_round_trip("version = 2\n" + k_runc + "#shimkeeper:adopted:spin-v2#", {spin()});
+    expect_round_trip("version = 2\n" + k_runc + "#shimkeeper:adopted:spin-v2#",
+                      {spin_runtime(Adopt::yes)});
 }
 
 TEST(ContainerdAdoptedEngine, MalformedMarkerAfterOtherComments) {
     expect_round_trip("version = 2\n" + k_runc + k_user_spin +
                           "# a comment\n# another\n#shimkeeper:adopted:spin-v2#\n",
-                      {spin()});
+                      {spin_runtime(Adopt::yes)});
     expect_round_trip("version = 2\n" + k_runc + k_user_spin +
                           "# a comment\n#shimkeeper:adopted:spin-v2## more\n",
-                      {spin()});
+                      {spin_runtime(Adopt::yes)});
 }
 
 TEST(ContainerdAdoptedEngine, MarkersInsideOtherComments) {
     const std::string input = "version = 2\n" + k_runc + k_user_spin +
                               "# #shimkeeper:adopted:spin-v2# a = 1\n"
                               "  #shimkeeper:adopted:spin-v2# b = 2\n";
-    expect_round_trip(input, {spin()});
+    expect_round_trip(input, {spin_runtime(Adopt::yes)});
     // Plain comments: with no shim there is nothing to restore and nothing changes.
     auto out = sc::edit_config_text(input, v2_target(), {});
     ASSERT_TRUE(out.has_value()) << out.error().message();
@@ -219,14 +208,14 @@ TEST(ContainerdAdoptedEngine, Crlf) {
                               "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\r\n"
                               "  runtime_type = \"io.containerd.runc.v2\"\r\n" +
                               k_spin_header + "\r\n  runtime_type = \"old\"\r\n# note\r\n";
-    auto edited = sc::edit_config_text(input, v2_target(), {spin()});
+    auto edited = sc::edit_config_text(input, v2_target(), {spin_runtime(Adopt::yes)});
     ASSERT_TRUE(edited.has_value()) << edited.error().message();
     EXPECT_NE(edited->find(sc::adopted_prefix("spin-v2") + "  runtime_type = \"old\"\r\n"),
               std::string::npos);
-    expect_round_trip(input, {spin()});
+    expect_round_trip(input, {spin_runtime(Adopt::yes)});
     // Without a final line ending, and with a malformed marker as the last line.
-    expect_round_trip(input + "#shimkeeper:adopted:spin-v2#", {spin()});
-    expect_round_trip(input + "#shimkeeper:adopted:spin-v2#\r\n", {spin()});
+    expect_round_trip(input + "#shimkeeper:adopted:spin-v2#", {spin_runtime(Adopt::yes)});
+    expect_round_trip(input + "#shimkeeper:adopted:spin-v2#\r\n", {spin_runtime(Adopt::yes)});
 }
 
 TEST(ContainerdAdoptedEngine, RepeatedMarkersAreTheUsersText) {
@@ -236,7 +225,7 @@ TEST(ContainerdAdoptedEngine, RepeatedMarkersAreTheUsersText) {
     auto out = sc::edit_config_text(doubly, v2_target(), {});
     ASSERT_TRUE(out.has_value()) << out.error().message();
     EXPECT_EQ(*out, doubly);
-    expect_round_trip(doubly + k_runc, {spin()});
+    expect_round_trip(doubly + k_runc, {spin_runtime(Adopt::yes)});
     // Indented, or holding a block marker: the user's comment too.
     for (const std::string line : {"  #shimkeeper:adopted:[plugins]\n",
                                    "#shimkeeper:adopted:sh# # shimkeeper:end shim=y\n"}) {
@@ -247,22 +236,22 @@ TEST(ContainerdAdoptedEngine, RepeatedMarkersAreTheUsersText) {
     expect_round_trip("version = 2\n" + k_runc + k_user_spin +
                           "#shimkeeper:adopted:spin-v2# #shimkeeper:adopted:b# x = 1\n"
                           "#shimkeeper:adopted:a# # shimkeeper:end shim=y\n",
-                      {spin()});
+                      {spin_runtime(Adopt::yes)});
 }
 
 TEST(ContainerdAdoptedEngine, AdoptedLinesOfAKeptShimInsideAnAdoptedSectionStayAsTheyAre) {
     // A second shim's adopted line inside the section spin-v2 adopts: never wrapped twice.
-    auto other = spin();
+    auto other = spin_runtime(Adopt::yes);
     other.shim_name = "other";
     other.handler = "other";
     const std::string input = "version = 2\n" + k_runc + k_user_spin +
                               "#shimkeeper:adopted:other# # kept by other\n"
                               "  x = 1\n";
-    auto edited = sc::edit_config_text(input, v2_target(), {spin(), other});
+    auto edited = sc::edit_config_text(input, v2_target(), {spin_runtime(Adopt::yes), other});
     ASSERT_TRUE(edited.has_value()) << edited.error().message();
     EXPECT_NE(edited->find("\n#shimkeeper:adopted:other# # kept by other\n"), std::string::npos);
     EXPECT_NE(edited->find("\n#shimkeeper:adopted:spin-v2#   x = 1\n"), std::string::npos);
-    auto again = sc::edit_config_text(*edited, v2_target(), {spin(), other});
+    auto again = sc::edit_config_text(*edited, v2_target(), {spin_runtime(Adopt::yes), other});
     ASSERT_TRUE(again.has_value()) << again.error().message();
     EXPECT_EQ(*again, *edited);
     // Removing both restores everything, the other shim's line included.
@@ -278,18 +267,18 @@ TEST(ContainerdAdoptedEngine, MarkerNamingAShimThatDoesNotExistIsRestored) {
                                       "#shimkeeper:adopted:ghost# k = 1\n";
     const std::string input = "version = 2\n" + k_runc + k_user_spin + ghost_section;
     const std::string restored = "version = 2\n" + k_runc + k_user_spin + "[other]\nk = 1\n";
-    auto edited = sc::edit_config_text(input, v2_target(), {spin()});
+    auto edited = sc::edit_config_text(input, v2_target(), {spin_runtime(Adopt::yes)});
     ASSERT_TRUE(edited.has_value()) << edited.error().message();
     EXPECT_NE(edited->find("\n[other]\nk = 1\n"), std::string::npos) << *edited;
-    EXPECT_EQ(round_trip(input, {spin()}), restored);
-    expect_round_trip(restored, {spin()});
+    EXPECT_EQ(round_trip(input, {spin_runtime(Adopt::yes)}), restored);
+    expect_round_trip(restored, {spin_runtime(Adopt::yes)});
 
     // A ghost's lines that are the user's handler: restored, then adopted.
     const std::string ghost_handler = "version = 2\n" + k_runc + "#shimkeeper:adopted:ghost# " +
                                       k_spin_header + "\n#shimkeeper:adopted:ghost#   a = 1\n";
-    EXPECT_EQ(round_trip(ghost_handler, {spin()}),
+    EXPECT_EQ(round_trip(ghost_handler, {spin_runtime(Adopt::yes)}),
               "version = 2\n" + k_runc + k_spin_header + "\n  a = 1\n");
-    auto refused = sc::edit_config_text(ghost_handler, v2_target(), {spin(false)});
+    auto refused = sc::edit_config_text(ghost_handler, v2_target(), {spin_runtime(Adopt::no)});
     ASSERT_FALSE(refused.has_value());
     EXPECT_EQ(refused.error().code(), shimkeeper::util::ErrorCode::conflict);
 
@@ -297,14 +286,15 @@ TEST(ContainerdAdoptedEngine, MarkerNamingAShimThatDoesNotExistIsRestored) {
     EXPECT_EQ(round_trip("version = 2\n" + k_runc +
                              "#shimkeeper:adopted:ghost# \n"
                              "#shimkeeper:adopted:ghost# ",
-                         {spin()}),
+                         {spin_runtime(Adopt::yes)}),
               "version = 2\n" + k_runc + "\n");
 }
 
 TEST(ContainerdAdoptedEngine, PlainInputsRoundTrip) {
-    expect_round_trip("version = 2\n" + k_runc + k_user_spin, {spin()});
-    expect_round_trip("version = 2\n" + k_runc + k_spin_header + "\n  a = 1", {spin()});
-    expect_round_trip("version = 2\n" + k_runc + "# just a comment", {spin()});
+    expect_round_trip("version = 2\n" + k_runc + k_user_spin, {spin_runtime(Adopt::yes)});
+    expect_round_trip("version = 2\n" + k_runc + k_spin_header + "\n  a = 1",
+                      {spin_runtime(Adopt::yes)});
+    expect_round_trip("version = 2\n" + k_runc + "# just a comment", {spin_runtime(Adopt::yes)});
 }
 
 TEST(ContainerdAdoptedEngine, AFileThatIsNotTomlIsRefusedEvenIfRestoringWouldRepairIt) {
@@ -312,7 +302,7 @@ TEST(ContainerdAdoptedEngine, AFileThatIsNotTomlIsRefusedEvenIfRestoringWouldRep
     // shim that does not exist would split it into two tables.
     const std::string input = "version = 2\n" + k_runc + "#shimkeeper:adopted:ghost# [other]\n" +
                               "  runtime_type = \"io.containerd.runc.v2\"\n";
-    auto out = sc::edit_config_text(input, v2_target(), {spin()});
+    auto out = sc::edit_config_text(input, v2_target(), {spin_runtime(Adopt::yes)});
     ASSERT_FALSE(out.has_value());
     EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::invalid_input);
     EXPECT_NE(out.error().message().find("config.toml:5"), std::string::npos)

@@ -5,12 +5,18 @@
 #include "shimkeeper/containerd/managed_block.hpp"
 #include "shimkeeper/util/fs.hpp"
 
+#include "containerd_fixtures.hpp"
+
 #include <gtest/gtest.h>
 
 namespace sc = shimkeeper::containerd;
 namespace fs = std::filesystem;
 
 namespace {
+
+using shimkeeper::containerd::test::Adopt;
+using shimkeeper::containerd::test::spin_runtime;
+using shimkeeper::containerd::test::v2_target;
 
 testing::AssertionResult contains(const std::string& text, const std::string& part) {
     if (text.find(part) != std::string::npos) {
@@ -25,26 +31,9 @@ std::string read_fixture(const std::string& name) {
     return shimkeeper::util::read_file(k_inputs / name).value_or("");
 }
 
-sc::DesiredRuntime spin(bool adopt = false) {
-    sc::DesiredRuntime r;
-    r.shim_name = "spin-v2";
-    r.handler = "spin";
-    r.runtime_type = "io.containerd.spin.v2";
-    r.binary_node_path = "/var/lib/shimkeeper/bin/containerd-shim-spin-v2";
-    r.digest = std::string(64, 'a');
-    r.adopt = adopt;
-    return r;
-}
-
-sc::EditTarget v2_target() {
-    sc::EditTarget t;
-    t.label = "/etc/containerd/config.toml";
-    t.runtimes_path = sc::runtimes_path(2);
-    return t;
-}
-
 TEST(ContainerdRefusals, InlineRuntimesAreRefusedNamingTheLine) {
-    auto out = sc::edit_config_text(read_fixture("inline_runtimes.toml"), v2_target(), {spin()});
+    auto out = sc::edit_config_text(read_fixture("inline_runtimes.toml"), v2_target(),
+                                    {spin_runtime(Adopt::no)});
     ASSERT_FALSE(out.has_value());
     EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
     EXPECT_TRUE(contains(out.error().message(), "/etc/containerd/config.toml:5:"));
@@ -52,7 +41,8 @@ TEST(ContainerdRefusals, InlineRuntimesAreRefusedNamingTheLine) {
 }
 
 TEST(ContainerdRefusals, RuntimesFromDottedKeysStillTakeANewTable) {
-    auto out = sc::edit_config_text(read_fixture("dotted_runtimes.toml"), v2_target(), {spin()});
+    auto out = sc::edit_config_text(read_fixture("dotted_runtimes.toml"), v2_target(),
+                                    {spin_runtime(Adopt::no)});
     ASSERT_TRUE(out.has_value()) << out.error().message();
     EXPECT_TRUE(contains(*out, "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.spin]"));
 }
@@ -60,7 +50,7 @@ TEST(ContainerdRefusals, RuntimesFromDottedKeysStillTakeANewTable) {
 TEST(ContainerdRefusals, HandlerDefinedWithDottedKeysIsAConflict) {
     std::string text = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
                        "  runtimes.spin.runtime_type = \"io.containerd.spin.v2\"\n";
-    auto out = sc::edit_config_text(text, v2_target(), {spin()});
+    auto out = sc::edit_config_text(text, v2_target(), {spin_runtime(Adopt::no)});
     ASSERT_FALSE(out.has_value());
     EXPECT_TRUE(contains(out.error().message(), "config.toml:3:"));
     EXPECT_TRUE(contains(out.error().message(), "adopt = true"));
@@ -68,7 +58,7 @@ TEST(ContainerdRefusals, HandlerDefinedWithDottedKeysIsAConflict) {
 
 TEST(ContainerdRefusals, UserHandlerIsNeverOverwrittenWithoutAdopt) {
     std::string input = read_fixture("user_handler.toml");
-    auto out = sc::edit_config_text(input, v2_target(), {spin()});
+    auto out = sc::edit_config_text(input, v2_target(), {spin_runtime(Adopt::no)});
     ASSERT_FALSE(out.has_value());
     EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
     EXPECT_TRUE(contains(out.error().message(), "config.toml:7:"));
@@ -77,7 +67,7 @@ TEST(ContainerdRefusals, UserHandlerIsNeverOverwrittenWithoutAdopt) {
 
 TEST(ContainerdRefusals, AdoptCommentsTheUserEntryOutAndRestoresItOnRemoval) {
     std::string input = read_fixture("user_handler.toml");
-    auto adopted = sc::edit_config_text(input, v2_target(), {spin(true)});
+    auto adopted = sc::edit_config_text(input, v2_target(), {spin_runtime(Adopt::yes)});
     ASSERT_TRUE(adopted.has_value()) << adopted.error().message();
     auto tree = toml::parse(*adopted);
     auto* entry =
@@ -107,16 +97,17 @@ TEST(ContainerdRefusals, BrokenMarkersNameTheLine) {
 }
 
 TEST(ContainerdRefusals, InvalidTomlIsNeverRewritten) {
-    auto out = sc::edit_config_text("version = 2\n[a]\nx = 1\n[a]\n", v2_target(), {spin()});
+    auto out = sc::edit_config_text("version = 2\n[a]\nx = 1\n[a]\n", v2_target(),
+                                    {spin_runtime(Adopt::no)});
     ASSERT_FALSE(out.has_value());
     EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::invalid_input);
     EXPECT_TRUE(contains(out.error().message(), "config.toml:4:"));
 }
 
 TEST(ContainerdRefusals, TwoShimsWithOneHandlerAreBadInput) {
-    auto other = spin();
+    auto other = spin_runtime(Adopt::no);
     other.shim_name = "spin-v3";
-    auto out = sc::edit_config_text("version = 2\n", v2_target(), {spin(), other});
+    auto out = sc::edit_config_text("version = 2\n", v2_target(), {spin_runtime(Adopt::no), other});
     ASSERT_FALSE(out.has_value());
     EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::invalid_input);
 }
@@ -126,19 +117,20 @@ TEST(ContainerdRefusals, DropInDoesNotOverrideARootHandler) {
     auto target = v2_target();
     target.label = "/etc/containerd/conf.d/shimkeeper.toml";
     target.root_config = &root;
-    auto out = sc::edit_config_text("version = 2\n", target, {spin()});
+    auto out = sc::edit_config_text("version = 2\n", target, {spin_runtime(Adopt::no)});
     ASSERT_FALSE(out.has_value());
     EXPECT_TRUE(contains(out.error().message(), "root config defines runtime handler \"spin\""));
-    ASSERT_TRUE(sc::edit_config_text("version = 2\n", target, {spin(true)}).has_value());
+    ASSERT_TRUE(
+        sc::edit_config_text("version = 2\n", target, {spin_runtime(Adopt::yes)}).has_value());
 }
 
 TEST(ContainerdRefusals, TemplateLinesAreMaskedAndKept) {
     std::string text = "{{ template \"base\" . }}\n{{ if .X }}\n[plugins.x]\n  a = 1\n{{ end }}\n";
     auto target = v2_target();
-    auto unmasked = sc::edit_config_text(text, target, {spin()});
+    auto unmasked = sc::edit_config_text(text, target, {spin_runtime(Adopt::no)});
     EXPECT_FALSE(unmasked.has_value()) << "a Go template is not TOML";
     target.masking = sc::Masking::go_template;
-    auto out = sc::edit_config_text(text, target, {spin()});
+    auto out = sc::edit_config_text(text, target, {spin_runtime(Adopt::no)});
     ASSERT_TRUE(out.has_value()) << out.error().message();
     EXPECT_TRUE(out->starts_with(text));
 }
@@ -149,12 +141,13 @@ namespace {
 
 TEST(ContainerdRefusals, NonAsciiOutsideStringsIsRefusedBeforeTomlxxSeesIt) {
     // toml++ 3.3 hits undefined behaviour on some non-ASCII characters where a key may start.
-    auto out = sc::edit_config_text("version = 2\n\xD2\x8B = 1\n", v2_target(), {spin()});
+    auto out =
+        sc::edit_config_text("version = 2\n\xD2\x8B = 1\n", v2_target(), {spin_runtime(Adopt::no)});
     ASSERT_FALSE(out.has_value());
     EXPECT_TRUE(contains(out.error().message(), "config.toml:2: a non-ASCII character"));
 
     std::string fine = "# café\nversion = 2\nname = \"é\"\nmore = '''\né'''\n";
-    auto ok = sc::edit_config_text(fine, v2_target(), {spin()});
+    auto ok = sc::edit_config_text(fine, v2_target(), {spin_runtime(Adopt::no)});
     ASSERT_TRUE(ok.has_value()) << ok.error().message();
     EXPECT_TRUE(ok->starts_with(fine));
 }
@@ -165,10 +158,10 @@ namespace {
 
 TEST(ContainerdRefusals, ByteOrderMarkIsKeptAndUnderstood) {
     std::string text = "\xEF\xBB\xBFversion = 2\n";
-    auto out = sc::edit_config_text(text, v2_target(), {spin()});
+    auto out = sc::edit_config_text(text, v2_target(), {spin_runtime(Adopt::no)});
     ASSERT_TRUE(out.has_value()) << out.error().message();
     EXPECT_TRUE(out->starts_with(text));
-    auto again = sc::edit_config_text(*out, v2_target(), {spin()});
+    auto again = sc::edit_config_text(*out, v2_target(), {spin_runtime(Adopt::no)});
     ASSERT_TRUE(again.has_value()) << again.error().message();
     EXPECT_EQ(*again, *out);
 }
