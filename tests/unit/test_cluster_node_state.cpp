@@ -10,7 +10,7 @@ namespace {
 using nlohmann::json;
 
 NodeShimState installed(long generation) {
-    return {ShimState::installed, generation, "sha256:aa", "", "2026-11-24T01:00:00Z"};
+    return {ShimState::installed, generation, "sha256:aa", "", "2026-11-24T01:00:00Z", "demo-h"};
 }
 
 json node_with(const json& labels, const json& annotations) {
@@ -21,7 +21,8 @@ TEST(ClusterNodeState, InstalledAddsLabelAndAnnotation) {
     auto patch = node_patch(shim_keys_of(node_with(json::object(), json::object())),
                             {{"demo", installed(3)}}, {});
     ASSERT_TRUE(patch);
-    EXPECT_EQ((*patch)["metadata"]["labels"]["shim.containerd.x-k8s.io/demo"], "true");
+    // The label names the handler served: what the Shim's RuntimeClass selects.
+    EXPECT_EQ((*patch)["metadata"]["labels"]["shim.containerd.x-k8s.io/demo"], "demo-h");
     const auto said = node_shim_state_of(
         (*patch)["metadata"]["annotations"]["shim.containerd.x-k8s.io/demo"].get<std::string>());
     ASSERT_TRUE(said);
@@ -31,7 +32,7 @@ TEST(ClusterNodeState, InstalledAddsLabelAndAnnotation) {
 }
 
 TEST(ClusterNodeState, SameStateAtAnotherTimeIsNoPatch) {
-    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}, {"zone", "a"}},
+    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "demo-h"}, {"zone", "a"}},
                                 {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
     NodeShimState later = installed(3);
     later.time = "2026-11-24T02:00:00Z";
@@ -42,7 +43,7 @@ TEST(ClusterNodeState, SameStateAtAnotherTimeIsNoPatch) {
 TEST(ClusterNodeState, FailedTakesTheLabelOffAndSaysWhy) {
     const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}},
                                 {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
-    NodeShimState failed{ShimState::failed, 4, "", "HTTP 404 from https://x", "t"};
+    NodeShimState failed{ShimState::failed, 4, "", "HTTP 404 from https://x", "t", ""};
     auto patch = node_patch(shim_keys_of(node), {{"demo", failed}}, {});
     ASSERT_TRUE(patch);
     EXPECT_TRUE((*patch)["metadata"]["labels"]["shim.containerd.x-k8s.io/demo"].is_null());
@@ -63,7 +64,7 @@ TEST(ClusterNodeState, ForgetRemovesOnlyShimkeeperKeysOfThatShim) {
 }
 
 TEST(ClusterNodeState, AHandEditedAnnotationIsRewritten) {
-    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}},
+    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "demo-h"}},
                                 {{"shim.containerd.x-k8s.io/demo", "not json"}});
     EXPECT_FALSE(node_shim_state_of("not json"));
     EXPECT_FALSE(node_shim_state_of(R"({"state": "exploded"})"));
@@ -71,6 +72,24 @@ TEST(ClusterNodeState, AHandEditedAnnotationIsRewritten) {
     ASSERT_TRUE(patch);
     EXPECT_FALSE((*patch)["metadata"].contains("labels"));
     EXPECT_TRUE((*patch)["metadata"]["annotations"].contains("shim.containerd.x-k8s.io/demo"));
+}
+
+TEST(ClusterNodeState, ANewHandlerRelabelsAndAnOldLabelValueIsReplaced) {
+    // A label of an earlier agent ("true") or of the handler served before is rewritten.
+    for (const char* before : {"true", "demo-old"}) {
+        const json node =
+            node_with({{"shim.containerd.x-k8s.io/demo", before}},
+                      {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
+        auto patch = node_patch(shim_keys_of(node), {{"demo", installed(3)}}, {});
+        ASSERT_TRUE(patch) << before;
+        EXPECT_EQ((*patch)["metadata"]["labels"]["shim.containerd.x-k8s.io/demo"], "demo-h");
+    }
+}
+
+TEST(ClusterNodeState, InstalledWithoutAKnownHandlerCarriesNoLabel) {
+    NodeShimState unknown = installed(3);
+    unknown.handler.clear();
+    EXPECT_FALSE(unknown.labelled());
 }
 
 } // namespace

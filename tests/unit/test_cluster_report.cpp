@@ -25,6 +25,9 @@ TEST(ClusterReport, ASelectedShimTheNodeRunsIsInstalledAtItsGeneration) {
     ASSERT_TRUE(report.wanted.contains("demo"));
     EXPECT_EQ(report.wanted.at("demo").state, model::ShimState::installed);
     EXPECT_EQ(report.wanted.at("demo").generation, 2);
+    // Labelled with the handler the transaction proved containerd serves.
+    EXPECT_EQ(report.wanted.at("demo").handler, desired.shims[0].handler);
+    EXPECT_TRUE(report.wanted.at("demo").labelled());
     EXPECT_FALSE(report.wanted.contains("other")); // not selected: nothing said, keys forgotten
     EXPECT_NE(std::ranges::find(report.forget, "other"), report.forget.end());
 }

@@ -51,8 +51,9 @@ TEST(ClusterRuntimeClass, TheDesiredObjectSchedulesOnTheInstalledLabelAndSaysWho
     json desired = desired_runtime_class(identity_of(shim()), shim());
     EXPECT_EQ(desired["metadata"]["name"], "wasm-spin");
     EXPECT_EQ(desired["handler"], "spin");
+    // Selects the nodes labelled as serving exactly this handler, never another one's.
     EXPECT_EQ(desired["scheduling"]["nodeSelector"],
-              json({{"shim.containerd.x-k8s.io/spin-v2", "true"}}));
+              json({{"shim.containerd.x-k8s.io/spin-v2", "spin"}}));
     EXPECT_EQ(desired["metadata"]["labels"]["app.kubernetes.io/managed-by"], "shimkeeper");
     EXPECT_EQ(desired["metadata"]["ownerReferences"][0]["uid"], "u-1");
     EXPECT_EQ(runtime_class_owner(desired), "spin-v2");

@@ -28,16 +28,16 @@ NodeViews fleet() {
     const std::string key = "shim.containerd.x-k8s.io/spin";
     NodeViews nodes;
     for (NodeView view : {
-             node("a", {{"wasm", "true"}, {key, "true"}}, {{key, annotation("installed", 3)}}),
+             node("a", {{"wasm", "true"}, {key, "spin"}}, {{key, annotation("installed", 3)}}),
              node("b", {{"wasm", "true"}}, {{key, annotation("failed", 3, "sha256 mismatch")}}),
              node("c", {{"wasm", "true"}}, {{key, annotation("installing", 3)}}),
              // installed, but at the previous generation: still updating
-             node("d", {{"wasm", "true"}, {key, "true"}}, {{key, annotation("installed", 2)}}),
+             node("d", {{"wasm", "true"}, {key, "spin"}}, {{key, annotation("installed", 2)}}),
              // failed at the previous generation: has not tried this one yet
              node("e", {{"wasm", "true"}}, {{key, annotation("failed", 2, "old")}}),
              node("f", {{"other", "x"}}), // not selected
              // labelled but not selected any more (relabelled): carries the shim still
-             node("g", {{key, "true"}}),
+             node("g", {{key, "spin"}}),
          }) {
         nodes.emplace(view.name, view);
     }
@@ -58,8 +58,22 @@ TEST(ClusterShimRollup, InstalledNeedsTheLabelAsWellAsTheAnnotation) {
     nodes.emplace("a", node("a", {{"wasm", "true"}}, {{key, annotation("installed", 3)}}));
     nodes.emplace(
         "b", node("b", {{"wasm", "true"}, {key, "false"}}, {{key, annotation("installed", 3)}}));
-    nodes.emplace("c", node("c", {{"wasm", "true"}, {key, "true"}}, {{key, "not json"}}));
+    nodes.emplace("c", node("c", {{"wasm", "true"}, {key, "spin"}}, {{key, "not json"}}));
     EXPECT_EQ(rollup(shim(), nodes).counts, (NodeCounts{3, 0, 0, 3}));
+}
+
+TEST(ClusterShimRollup, InstalledNeedsTheLabelToNameTheShimsCurrentHandler) {
+    const std::string key = "shim.containerd.x-k8s.io/spin";
+    json moved = shim();
+    moved["spec"]["handler"] = "spin-next";
+    NodeViews nodes;
+    // Still serving the handler of before (waiting for its slot): selected by no RuntimeClass
+    // of this Shim, so not installed at it either.
+    nodes.emplace(
+        "a", node("a", {{"wasm", "true"}, {key, "spin"}}, {{key, annotation("installed", 3)}}));
+    nodes.emplace("b", node("b", {{"wasm", "true"}, {key, "spin-next"}},
+                            {{key, annotation("installed", 3)}}));
+    EXPECT_EQ(rollup(moved, nodes).counts, (NodeCounts{2, 1, 0, 1}));
 }
 
 TEST(ClusterShimRollup, NoSelectorMeansEveryNodeButTheControlPlane) {
@@ -79,7 +93,7 @@ TEST(ClusterShimRollup, ReadyWhenEverySelectedNodeRunsThisGeneration) {
     const std::string key = "shim.containerd.x-k8s.io/spin";
     NodeViews nodes;
     nodes.emplace(
-        "a", node("a", {{"wasm", "true"}, {key, "true"}}, {{key, annotation("installed", 3)}}));
+        "a", node("a", {{"wasm", "true"}, {key, "spin"}}, {{key, annotation("installed", 3)}}));
     json status = desired_status(shim(), rollup(shim(), nodes), std::nullopt, "T1");
     EXPECT_EQ(status["observedGeneration"], 3);
     EXPECT_EQ(status["nodes"],
@@ -127,14 +141,14 @@ TEST(ClusterShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
     EXPECT_FALSE(status_differs(object, again));
     // One more node installed: the counts and message change, Ready stays False: same time.
     NodeViews more = fleet();
-    more["c"].labels["shim.containerd.x-k8s.io/spin"] = "true";
+    more["c"].labels["shim.containerd.x-k8s.io/spin"] = "spin";
     more["c"].shim_annotations["shim.containerd.x-k8s.io/spin"] = annotation("installed", 3);
     json progressed = desired_status(object, rollup(object, more), std::nullopt, "T3");
     EXPECT_TRUE(status_differs(object, progressed));
     EXPECT_EQ((*condition(progressed, "Ready"))["lastTransitionTime"], "T1");
     // Every selected node installed: Ready turns True, at T4.
     NodeViews done;
-    done.emplace("a", node("a", {{"wasm", "true"}, {"shim.containerd.x-k8s.io/spin", "true"}},
+    done.emplace("a", node("a", {{"wasm", "true"}, {"shim.containerd.x-k8s.io/spin", "spin"}},
                            {{"shim.containerd.x-k8s.io/spin", annotation("installed", 3)}}));
     json ready = desired_status(object, rollup(object, done), std::nullopt, "T4");
     EXPECT_EQ((*condition(ready, "Ready"))["lastTransitionTime"], "T4");

@@ -147,6 +147,9 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
             }
         }
         entry["labelled"] = keys.labels.contains(shim.name);
+        if (auto label = keys.labels.find(shim.name); label != keys.labels.end()) {
+            entry["label"] = label->second; // the handler this node is selected for
+        }
         if (shim.selects || keys.annotations.contains(shim.name)) {
             entry["rollout"] = rollout_json(shim, slots ? &*slots : nullptr);
         }
@@ -194,7 +197,8 @@ void print_cluster_status(const json& cluster) {
             const auto& said = shim["node_says"];
             std::cout << "; Node says " << said["state"].get<std::string>() << " at generation "
                       << said["generation"].get<long>()
-                      << (shim["labelled"].get<bool>() ? ", labelled" : ", not labelled");
+                      << (shim.contains("label") ? ", labelled " + shim["label"].get<std::string>()
+                                                 : std::string(", not labelled"));
             if (said.contains("reason")) {
                 std::cout << " (" << said["reason"].get<std::string>() << ")";
             }

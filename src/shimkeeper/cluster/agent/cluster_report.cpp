@@ -19,7 +19,7 @@ const store::InstalledShim* from_cluster(const store::StoreState& state, const s
 
 model::NodeShimState state_of(model::ShimState state, long generation, std::string digest = {},
                               std::string reason = {}) {
-    return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339()};
+    return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339(), {}};
 }
 
 // The desired spec a Shim became, when it is among the desired shims.
@@ -113,8 +113,10 @@ NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims&
                 state_of(model::ShimState::installing, shim.generation, record->digest,
                          "applied with --no-restart: containerd loads it when it restarts");
         } else {
-            report.wanted[shim.name] =
+            NodeShimState installed =
                 state_of(model::ShimState::installed, shim.generation, record->digest);
+            installed.handler = record->handler; // proven served in CRI by the transaction
+            report.wanted[shim.name] = std::move(installed);
         }
     }
     return report;

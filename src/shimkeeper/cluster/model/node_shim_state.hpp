@@ -1,6 +1,6 @@
 // How a Node reports a shim (CLUSTER.md, "Where per-node state lives"): the label
-// shim.containerd.x-k8s.io/<shim>=true while the shim is installed and containerd was proven
-// healthy with it, and the annotation of the same key holding the node's state as JSON
+// shim.containerd.x-k8s.io/<shim>=<handler> while the shim is installed and containerd was proven
+// healthy serving that handler, and the annotation of the same key holding the node's state as JSON
 // (node_state.hpp, which also reads it). The node writes them; the coordinator keeps Nodes and
 // asks about a shim here. Pure.
 #pragma once
@@ -39,9 +39,9 @@ struct ShimReport {
 
     // The node still has something of the shim: the label, or a state annotation.
     bool carries() const { return label.has_value() || annotated; }
-    // Installed, healthy and labelled, at exactly this generation of the Shim.
-    bool installed_at(std::int64_t shim_generation) const {
-        return label == "true" && state == ShimState::installed && generation == shim_generation;
+    // Installed, healthy and labelled as serving `handler`, at exactly this generation.
+    bool installed_at(std::int64_t shim_generation, std::string_view handler) const {
+        return label == handler && state == ShimState::installed && generation == shim_generation;
     }
     bool failed_at(std::int64_t shim_generation) const {
         return state == ShimState::failed && generation == shim_generation;

@@ -121,8 +121,8 @@ std::optional<json> node_patch(const NodeShimKeys& current,
     json annotations = json::object();
     for (const auto& [name, state] : wanted) {
         const bool has_label = current.labels.contains(name);
-        if (state.labelled() && (!has_label || current.labels.at(name) != "true")) {
-            labels[shim_node_key(name)] = "true";
+        if (state.labelled() && (!has_label || current.labels.at(name) != state.handler)) {
+            labels[shim_node_key(name)] = state.handler;
         } else if (!state.labelled() && has_label) {
             labels[shim_node_key(name)] = nullptr;
         }

@@ -1,6 +1,8 @@
 // What a node says about its cluster shims, on its own Node object (CLUSTER.md, "Where per-node
-// state lives"): the label `shim.containerd.x-k8s.io/<shim>=true` while the shim is installed
-// and containerd was proven healthy with it (a RuntimeClass selects on it), and the annotation
+// state lives"): the label `shim.containerd.x-k8s.io/<shim>=<handler>` while the shim is
+// installed and containerd was proven healthy with it serving that handler (a RuntimeClass
+// selects on the key and its handler as the value, so a node that still serves another handler
+// of the same shim is never selected), and the annotation
 // of the same key holding the node's state as JSON. Pure: the patch that takes a Node from what
 // it carries to what it should carry; node_reporter.hpp sends it.
 #pragma once
@@ -28,9 +30,10 @@ struct NodeShimState {
     std::string digest;  // the artifact in use ("sha256:..."), empty when none
     std::string reason;  // why failed, removing or in conflict
     std::string time;    // RFC 3339, when this state was first reported
+    std::string handler; // installed: the handler containerd serves for it (the label's value)
 
     // The label goes with `installed` only: pods never land on a node still installing or failed.
-    bool labelled() const { return state == ShimState::installed; }
+    bool labelled() const { return state == ShimState::installed && !handler.empty(); }
     // The same state apart from its time: rewriting only the time would be a write per reconcile.
     bool same_as(const NodeShimState& other) const;
 };

@@ -47,7 +47,7 @@ json desired_runtime_class(const ShimIdentity& identity, const json& shim) {
               {"annotations", {{k_shim_annotation, identity.name}}},
               {"ownerReferences", json::array({owner})}}},
             {"handler", identity.handler},
-            {"scheduling", {{"nodeSelector", {{shim_node_key(identity.name), "true"}}}}}};
+            {"scheduling", {{"nodeSelector", {{shim_node_key(identity.name), identity.handler}}}}}};
 }
 
 std::string runtime_class_owner(const json& runtime_class) {
@@ -70,7 +70,7 @@ RuntimeClassPlan plan_runtime_class(const json* existing, const json& desired,
     const Condition ready{"RuntimeClassReady", ConditionStatus::true_, "Ready",
                           "RuntimeClass " + name + " (handler " + identity.handler +
                               ") schedules onto nodes labelled " + shim_node_key(identity.name) +
-                              "=true"};
+                              "=" + identity.handler};
     if (existing == nullptr) {
         return {RuntimeClassPlan::Action::create, {}, ready};
     }

@@ -1,9 +1,11 @@
 // The RuntimeClass (node.k8s.io/v1) a Shim gets, and what to do about the one that exists (pure).
 //   name      spec.runtimeClass.name, default the Shim's name (ShimIdentity);
 //   handler   the Shim's handler (spec.handler, default its name);
-//   scheduling.nodeSelector {shim.containerd.x-k8s.io/<shim>: "true"}: the label a node sets only
-//             once the shim is installed and containerd healthy, so pods wait for such a node
-//             instead of failing on one that is still installing;
+//   scheduling.nodeSelector {shim.containerd.x-k8s.io/<shim>: <handler>}: the label a node sets
+//             only once the shim is installed and containerd healthy serving that handler, so
+//             pods wait for such a node instead of failing on one that is still installing, or
+//             that still serves the handler of an earlier generation (waiting for its rollout
+//             slot, or halted): selected means serving RuntimeClass.handler, at every instant;
 //   ours      label app.kubernetes.io/managed-by=shimkeeper AND annotation
 //             containerd.x-k8s.io/shim=<shim>; an owner reference to the Shim, so a cluster's
 //             garbage collector removes it even if the finalizer is forced off.

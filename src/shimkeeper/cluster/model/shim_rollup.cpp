@@ -55,6 +55,8 @@ Rollup rollup(const json& shim, const NodeViews& nodes) {
     const std::string name = metadata.value("name", "");
     Rollup out;
     out.generation = metadata.value("generation", std::int64_t{0});
+    const auto identity = shim_identity_of(shim);
+    const std::string handler = identity ? identity->handler : std::string();
     for (const auto& [node_name, node] : nodes) {
         const ShimReport on_node = shim_on_node(node, name);
         if (on_node.carries()) {
@@ -64,7 +66,7 @@ Rollup rollup(const json& shim, const NodeViews& nodes) {
             continue;
         }
         ++out.counts.selected;
-        if (on_node.installed_at(out.generation)) {
+        if (!handler.empty() && on_node.installed_at(out.generation, handler)) {
             ++out.counts.installed;
         } else if (on_node.failed_at(out.generation)) {
             ++out.counts.failed;
