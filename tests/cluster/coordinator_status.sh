@@ -29,7 +29,7 @@ rc=$(kube_admin get runtimeclass wasm-spin -o json)
 python3 - "$rc" <<'PY' || fail "RuntimeClass wasm-spin: $rc"
 import json, sys
 rc = json.loads(sys.argv[1])
-assert rc["scheduling"]["nodeSelector"] == {"shim.containerd.x-k8s.io/spin": "true"}, rc
+assert rc["scheduling"]["nodeSelector"] == {"shim.containerd.x-k8s.io/spin": "spin"}, rc
 assert rc["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "shimkeeper", rc
 assert rc["metadata"]["annotations"]["containerd.x-k8s.io/shim"] == "spin", rc
 assert rc["metadata"]["ownerReferences"][0]["kind"] == "Shim", rc
@@ -87,7 +87,7 @@ pass "generation 2: nodes count as installed again only once they report it"
 
 echo "--- the RuntimeClass changed or deleted by hand is put back"
 kube_admin patch runtimeclass wasm-spin --type merge -p '{"scheduling":{"nodeSelector":{"wasm":"true"}}}' >/dev/null
-wait_eq 30 '{"shim.containerd.x-k8s.io/spin":"true"}' kube_admin get runtimeclass wasm-spin -o jsonpath='{.scheduling.nodeSelector}'
+wait_eq 30 '{"shim.containerd.x-k8s.io/spin":"spin"}' kube_admin get runtimeclass wasm-spin -o jsonpath='{.scheduling.nodeSelector}'
 kube_admin delete runtimeclass wasm-spin >/dev/null
 wait_eq 30 spin kube_admin get runtimeclass wasm-spin -o jsonpath='{.handler}'
 pass "patched back, and recreated"

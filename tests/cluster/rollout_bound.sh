@@ -66,7 +66,7 @@ for node in "${nodes[@]}"; do
     rollout_log_order "$(log_of "$node")" demo || fail "$node's log lacks slot, change, release in order: $(tail -n 20 "$(log_of "$node")")"
 done
 for letter in a b; do
-    [[ "$(kube_admin get node "node-$letter" -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}')" == true ]] ||
+    [[ "$(kube_admin get node "node-$letter" -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}')" == demo ]] ||
         fail "real node-$letter is not labelled for demo"
     (source "$T/$letter/node.env"; node_cri_has_handler demo) || fail "node-$letter's CRI lacks handler demo"
 done

@@ -69,7 +69,7 @@ a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd
 print("" if a is None else "%s@%s" % (json.loads(a)["state"], json.loads(a)["generation"]))' "$2"
 }
 state_is() { [[ "$(state "$1" "$2")" == "$3" ]]; }
-labelled() { [[ "$(label "$1" "$2")" == true ]]; }
+labelled() { [[ "$(label "$1" "$2")" == "$2" ]]; } # the label names the handler: the Shim's name here
 unlabelled() { [[ -z "$(label "$1" "$2")" ]]; }
 wait_state() {
     kube_wait_for "${4:-90}" state_is "$1" "$2" "$3" ||
@@ -104,7 +104,7 @@ on a node_cri_client remove-pod "$pod" >/dev/null
 runtime_class() {
     kube_admin get runtimeclass demo -o jsonpath='{.handler} {.scheduling.nodeSelector}' 2>/dev/null
 }
-rc_ok() { [[ "$(runtime_class)" == 'demo {"shim.containerd.x-k8s.io/demo":"true"}' ]]; }
+rc_ok() { [[ "$(runtime_class)" == 'demo {"shim.containerd.x-k8s.io/demo":"demo"}' ]]; }
 kube_wait_for 60 rc_ok || fail "RuntimeClass demo is '$(runtime_class)'"
 [[ "$(kube_admin get shim demo -o jsonpath='{.metadata.finalizers}')" == *shim.containerd.x-k8s.io/uninstall* ]] ||
     fail "Shim demo has no finalizer"

@@ -129,21 +129,22 @@ wait_eq() {
 coord__node_patch() {
     python3 - "$@" <<'PY'
 import json, sys
-shim, state, generation, reason = sys.argv[1:]
+shim, state, generation, reason, handler = sys.argv[1:]
 key = "shim.containerd.x-k8s.io/" + shim
 note = None if not state else json.dumps(
     {"state": state, "generation": int(generation), "reason": reason})
-label = "true" if state == "installed" else None
+label = handler if state == "installed" else None  # an agent labels with the handler it serves
 print(json.dumps({"metadata": {"labels": {key: label}, "annotations": {key: note}}}))
 PY
 }
 
 node_report() {
-    local node=$1 shim=$2 state=$3 reason=${4:-}
-    kube_admin patch node "$node" --type merge >/dev/null \
-        -p "$(coord__node_patch "$shim" "$state" "$(shim_get "$shim" .metadata.generation)" "$reason")"
+    local node=$1 shim=$2 state=$3 reason=${4:-} handler
+    handler=$(shim_get "$shim" .spec.handler)
+    kube_admin patch node "$node" --type merge >/dev/null -p "$(coord__node_patch "$shim" "$state" \
+        "$(shim_get "$shim" .metadata.generation)" "$reason" "${handler:-$shim}")"
 }
 
 node_forget() {
-    kube_admin patch node "$1" --type merge -p "$(coord__node_patch "$2" "" 0 "")" >/dev/null
+    kube_admin patch node "$1" --type merge -p "$(coord__node_patch "$2" "" 0 "" "")" >/dev/null
 }

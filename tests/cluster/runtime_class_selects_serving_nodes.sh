@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Issue 22, item 3: at every instant, every node the Shim's RuntimeClass selects serves
+# RuntimeClass.handler in CRI. Two real sandboxed nodes (systemd --user + containerd each), a
+# coordinator, and a sampler (tests/support/rc_invariant.py) that reads the RuntimeClass and the
+# Nodes, then asks each selected node's containerd for its handlers, about 10 times a second,
+# through the whole life of Shim `inv` (rolling, maxUpdate 1, a download of about 2 s):
+#   - install with handler inv1;
+#   - a handler change to inv2: the RuntimeClass is replaced at once while one node waits for its
+#     slot still serving inv1; that node must not be selected until it serves inv2;
+#   - a handler change to inv3 that node-b's containerd refuses: the rollout halts, node-b rolls
+#     back to inv2 (and node-a, if it went first, serves inv3);
+#   - resumed (node-b fixed, the failed slot deleted): both serve inv3;
+#   - the Shim deleted: both uninstall.
+# The sampler's recording must cover each phase (both nodes selected while serving inv1, inv2 and
+# inv3; a labelled node left out while the RuntimeClass named inv2 and inv3) and show no violation.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
+kube_require_peers
+node_reexec_in_namespace "$@"
+sk_init
+kube_up "$T/kube"
+node_shim_serve
+node_shim_artifact inv v1
+rate=$(($(stat -c %s "$T/artifacts/inv-v1.tar.gz") / 2))
+
+kube_create_node node-a wasm=true
+kube_create_node node-b wasm=true
+coordinator_start coord-1
+for letter in a b; do
+    bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/$letter" "node-$letter" \
+        "$(kube_node_token_kubeconfig "node-$letter")" >"$T/$letter.out" 2>&1 &
+    sk_track $!
+done
+for letter in a b; do
+    kube_wait_for 90 test -e "$T/$letter/ready" || fail "node $letter did not come up: $(cat "$T/$letter.out")"
+done
+socket() { (source "$T/$1/node.env" && echo "$NODE_SOCKET"); }
+kube_as admin config view --raw -o jsonpath='{.users[0].user.token}' >"$T/admin.token"
+python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rc_invariant.py" record "$KUBE_SERVER" "$KUBE_CA" \
+    "$T/admin.token" wasm-inv "$T/samples.jsonl" "$T/stop-sampling" \
+    "$SHIMKEEPER_BUILD_DIR/tests/support/cri-client" "node-a=$(socket a)" "node-b=$(socket b)" \
+    2>"$T/sampler.err" &
+sampler=$!
+sk_track $sampler
+
+# shim_yaml HANDLER: Shim inv with that handler, the same slow artifact, maxUpdate 1.
+shim_yaml() {
+    kube_shim_yaml inv "$SERVER_URL/slow/$rate/inv-v1.tar.gz" "$(node_shim_digest inv v1)" \
+        "  handler: $1
+  runtimeClass: {name: wasm-inv}
+  nodeSelector: {wasm: \"true\"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}"
+}
+state() {
+    kube_admin get node "node-$1" -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/inv}' |
+        python3 -c 'import json, sys; t = sys.stdin.read(); s = json.loads(t) if t else {}; print("%s@%s" % (s.get("state"), s.get("generation")))'
+}
+state_is() { [[ "$(state "$1")" == "$2" ]]; }
+both_at() { state_is a "installed@$1" && state_is b "installed@$1"; }
+samples() { wc -l <"$T/samples.jsonl"; }
+# more_samples N: waits until the sampler has recorded N more samples than now.
+more_samples() {
+    local until=$(($(samples) + $1))
+    kube_wait_for 60 test "$(samples)" -ge "$until" ||
+        fail "the sampler stopped sampling: $(tail -n 5 "$T/sampler.err")"
+    (($(samples) >= until)) || more_samples 0
+}
+halted() { [[ "$(kube_admin get shim inv -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == True ]]; }
+wait_for() { # SECONDS WHAT CMD...
+    local seconds=$1 what=$2
+    shift 2
+    kube_wait_for "$seconds" "$@" ||
+        fail "$what: node-a $(state a), node-b $(state b); $(tail -n 15 "$T/a/agent.log") $(tail -n 15 "$T/b/agent.log")"
+}
+kube_wait_for 60 test -s "$T/samples.jsonl" || fail "the sampler recorded nothing: $(cat "$T/sampler.err")"
+
+echo "--- install, handler inv1"
+shim_yaml inv1 | kube_admin apply -f - >/dev/null
+wait_for 120 "generation 1 did not reach both nodes" both_at 1
+more_samples 10
+
+echo "--- a handler change to inv2: one node at a time, the RuntimeClass replaced at once"
+shim_yaml inv2 | kube_admin apply -f - >/dev/null
+wait_for 120 "generation 2 did not reach both nodes" both_at 2
+more_samples 10
+
+echo "--- a handler change to inv3 that node-b's containerd refuses: halted"
+(
+    source "$T/b/node.env"
+    node_unit_dropin 60-refuse-inv3 "[Service]
+ExecStartPre=/bin/sh -c '! grep -rq \"runtimes\\.inv3\\]\\|runtimes\\.\\\"inv3\\\"\\]\\|runtimes\\.inv3\$\" $T/b/etc/containerd'"
+)
+shim_yaml inv3 | kube_admin apply -f - >/dev/null
+wait_for 120 "the rollout of generation 3 did not halt" halted
+wait_for 60 "node-b did not report its failure" state_is b failed@3
+(source "$T/b/node.env" && node_cri_has_handler inv2) || fail "node-b does not serve inv2 after its rollback"
+more_samples 20
+
+echo "--- resumed: node-b fixed, its failed slot deleted"
+(source "$T/b/node.env" && node_unit_dropin 60-refuse-inv3)
+for lease in $(kube_admin -n shimkeeper-system get leases -o name | grep '/inv-slot-'); do
+    kube_admin -n shimkeeper-system delete "$lease" >/dev/null
+done
+wait_for 120 "generation 3 did not reach both nodes after the resume" both_at 3
+more_samples 10
+
+echo "--- the Shim deleted"
+kube_admin delete shim inv --wait=false >/dev/null
+gone() { ! kube_admin get shim inv >/dev/null 2>&1; }
+wait_for 120 "the Shim was not finalized" gone
+more_samples 5
+touch "$T/stop-sampling"
+wait "$sampler" || true
+
+python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rc_invariant.py" check "$T/samples.jsonl" \
+    --seen inv1:node-a --seen inv1:node-b --seen inv2:node-a --seen inv2:node-b \
+    --seen inv3:node-a --seen inv3:node-b --excluded inv2 --excluded inv3 ||
+    fail "a RuntimeClass selected a node that did not serve its handler, or the recording missed a phase"
+pass "install, handler change, halt, resume and uninstall: every node RuntimeClass wasm-inv selected served its handler"
