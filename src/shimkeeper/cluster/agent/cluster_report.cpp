@@ -2,6 +2,7 @@
 
 #include "shimkeeper/cluster/agent/running_shim.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/util/utc_time.hpp"
 
 namespace shimkeeper::cluster::agent {
@@ -149,6 +150,9 @@ std::unique_ptr<ClusterReport> ClusterReport::create(const ClusterSource& cluste
 
 util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& plan,
                                                   const store::StoreState& state) {
+    if (reconcile::fault_switch("handler-before-label")) {
+        return {}; // the broken order, for tests of the tests only (fault.hpp)
+    }
     const NodeReport report = report_before_change(m_reading, plan, state);
     auto sent = m_reporter.publish(report);
     if (sent) {
