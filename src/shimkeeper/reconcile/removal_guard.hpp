@@ -13,7 +13,8 @@
 //   - only removals: a kept shim whose handler changes in an upgrade is not held back here;
 //   - a ListPodSandbox that fails holds every removal back (with that reason): not knowing is
 //     not a reason to pull a handler;
-//   - without a containerd client (bake: containerd does not run in an image) nothing waits.
+//   - without a containerd client (bake: containerd does not run in an image; --no-restart: the
+//     restart, and so the moment the handler goes, belongs to someone else) nothing waits.
 // The guard runs before the rollout gate, so a blocked removal takes no rollout slot.
 #pragma once
 
