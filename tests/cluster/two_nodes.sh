@@ -14,9 +14,14 @@
 #   - the coordinator (`shimkeeper coordinate`, its own identity) adds the finalizer and creates
 #     the RuntimeClass
 #     (handler, nodeSelector on the label) and counts the nodes in the Shim's status;
-#   - the Shim deleted: each node takes its label off before containerd drops the handler
-#     (agent log order), then the handler leaves CRI and the annotation goes; after the last
-#     node the RuntimeClass is deleted, the finalizer removed and the object is gone.
+#   - the Shim deleted: each node takes its label off before containerd drops the handler (the
+#     deletion's own log lines, uninstall_order.py; tests/cluster/uninstall_order_check.sh proves
+#     the check fails when the order is reversed), then the handler leaves CRI and the annotation
+#     goes; on node-a a pod sandbox still runs on the handler (issue 22): the label goes, the
+#     handler stays, the annotation says `removing: blocked by 1 pod(s)`, a RemovalBlocked Event
+#     and the Shim's status say so, `status` on the node too; once the pod is gone the handler
+#     goes. After the last node the RuntimeClass is deleted, the finalizer removed and the
+#     object is gone.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
@@ -195,19 +200,55 @@ on b node_cri_lacks_handler demo || fail "node-b still runs demo after it was de
 [[ "${before[a]}" == "$(on a node_config_digest) $(on a node_starts)" ]] ||
     fail "node-a changed after its watches listed again (410): nothing should be reinstalled"
 
-echo "--- the Shim deleted: label first, then the handler"
+echo "--- the Shim deleted: label first, then the handler; a pod's handler waits for the pod"
+kube_admin label node node-b wasm=true >/dev/null
+wait_state b demo installed@2
+kube_wait_for 60 labelled b demo || fail "node-b did not get its demo label back"
+on a node_pause_image >/dev/null
+pod=$(on a node_cri_client run-pod blocks-demo demo "$(on a printenv NODE_CGROUP_PARENT)")
+# Each agent's log from here on is this deletion's alone: an earlier upgrade or removal also
+# unlabels and restarts, and must not stand in for it (uninstall_order.py).
+from_a=$(wc -l <"$T/a/agent.log")
+from_b=$(wc -l <"$T/b/agent.log")
 kube_admin delete shim demo --wait=false >/dev/null
-kube_wait_for 90 state_is a demo "" || fail "node-a still says $(state a demo) about demo"
-unlabelled a demo || fail "node-a kept its demo label"
+kube_wait_for 90 state_is b demo "" || fail "node-b still says $(state b demo) about demo"
+unlabelled b demo || fail "node-b kept its demo label"
+on b node_cri_lacks_handler demo || fail "node-b's CRI still lists demo"
+python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/uninstall_order.py" "$T/b/agent.log" "$from_b" node-b demo ||
+    fail "node-b's removal of demo did not take the label off first (exit $?)"
+
+# node-a: a pod sandbox still runs on handler demo: the label goes, the handler stays.
+reason() {
+    kube_admin get node "node-$1" -o json | python3 -c 'import json, sys
+a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1])
+print("" if a is None else json.loads(a).get("reason", ""))' "$2"
+}
+blocked_a() { [[ "$(state a demo)" == removing@* ]] && [[ "$(reason a demo)" == "blocked by 1 pod(s) on handler demo: "* ]]; }
+kube_wait_for 90 blocked_a || fail "node-a says '$(state a demo)' ($(reason a demo)) about demo, not removing: blocked by 1 pod(s)"
+unlabelled a demo || fail "node-a kept its demo label while its removal waits"
+on a node_cri_has_handler demo || fail "node-a's handler demo went while a pod sandbox runs on it"
+blocked_event() {
+    kube_admin get events.events.k8s.io -n default -o json | python3 -c 'import json, sys
+ok = any(e["type"] == "Warning" and e["reason"] == "RemovalBlocked" and e["regarding"]["kind"] == "Shim"
+         and e["regarding"]["name"] == "demo" and "node-a" in e.get("note", "")
+         and "blocked by 1 pod(s)" in e.get("note", "") for e in json.load(sys.stdin)["items"])
+sys.exit(0 if ok else 1)'
+}
+kube_wait_for 30 blocked_event || fail "no Warning Event RemovalBlocked about Shim/demo naming node-a"
+waits_for_a() {
+    [[ "$(kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="Progressing")].message}')" == *"node-a (removing: blocked by 1 pod(s)"* ]]
+}
+kube_wait_for 60 waits_for_a ||
+    fail "Shim demo's status does not name node-a and its pods: $(kube_admin get shim demo -o jsonpath='{.status.conditions}')"
+status_a=$("$SHIMKEEPER" -c "$T/a/etc/shimkeeper/shimkeeper.toml" status 2>&1) || true
+[[ $status_a == *"removal of demo waits: blocked by 1 pod(s) on handler demo"* ]] ||
+    fail "status on node-a does not say the removal waits: $status_a"
+on a node_cri_client stop-pod "$pod" >/dev/null
+on a node_cri_client remove-pod "$pod" >/dev/null
+kube_wait_for 90 state_is a demo "" || fail "node-a still says $(state a demo) about demo after its pod went"
 on a node_cri_lacks_handler demo || fail "node-a's CRI still lists demo"
-python3 - "$T/a/agent.log" <<'PY' || fail "node-a restarted containerd before taking its label off"
-import sys
-lines = open(sys.argv[1]).read().splitlines()
-unlabel = [i for i, l in enumerate(lines) if "Node node-a patched" in l and '"shim.containerd.x-k8s.io/demo":null' in l]
-restart = [i for i, l in enumerate(lines) if "restarting containerd.service" in l]
-assert unlabel and restart, (unlabel, restart)
-assert unlabel[0] < restart[-1], (unlabel[0], restart[-1])
-PY
+python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/uninstall_order.py" "$T/a/agent.log" "$from_a" node-a demo ||
+    fail "node-a's removal of demo did not take the label off first (exit $?)"
 gone() { ! kube_admin get "$1" >/dev/null 2>&1; }
 kube_wait_for 60 gone shim/demo || fail "Shim demo is still there: $(kube_admin get shim demo -o yaml)"
 gone runtimeclass/demo || fail "RuntimeClass demo outlived its Shim"

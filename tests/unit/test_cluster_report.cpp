@@ -90,6 +90,23 @@ TEST(ClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
     EXPECT_FALSE(report.wanted.at("demo").labelled());
 }
 
+TEST(ClusterReport, ARemovalThatWaitsForPodsIsRemovingWithTheReasonAndNoLabel) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    ClusterReading reading;
+    reading.shims = {on_node(demo, false)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(demo)}; // kept by the removal guard
+    const reconcile::BlockedRemovals blocked{
+        {"demo", {"demo", 1, "blocked by 1 pod(s) on handler demo: team/web"}}};
+    const auto report = report_after(reading, desired, {}, state_with(desired.shims),
+                                     reconcile::Restart::yes, {}, blocked);
+    ASSERT_TRUE(report.wanted.contains("demo"));
+    EXPECT_EQ(report.wanted.at("demo").state, ShimState::removing);
+    EXPECT_EQ(report.wanted.at("demo").reason, "blocked by 1 pod(s) on handler demo: team/web");
+    EXPECT_FALSE(report.wanted.at("demo").labelled());
+    EXPECT_TRUE(report.blocked.contains("demo")); // the reporter's RemovalBlocked Event
+}
+
 TEST(ClusterReport, AnInvalidSelectingShimIsFailedWithTheValidationError) {
     ClusterReading reading;
     auto bad = on_node(shim_object("demo", 5, "short"), true);

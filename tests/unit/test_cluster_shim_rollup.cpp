@@ -50,6 +50,7 @@ TEST(ClusterShimRollup, CountsSelectedInstalledFailedAndUpdatingAtTheCurrentGene
     EXPECT_EQ(result.counts, (NodeCounts{5, 1, 1, 3}));
     EXPECT_EQ(result.failures, std::vector<std::string>{"b (sha256 mismatch)"});
     EXPECT_EQ(result.carrying, (std::vector<std::string>{"a", "b", "c", "d", "e", "g"}));
+    EXPECT_EQ(result.carrying_said.back(), "g (label only)");
 }
 
 TEST(ClusterShimRollup, InstalledNeedsTheLabelAsWellAsTheAnnotation) {
@@ -129,7 +130,8 @@ TEST(ClusterShimRollup, ADeletedShimReportsTheNodesStillCarryingIt) {
     EXPECT_EQ((*condition(status, "Ready"))["reason"], "Deleting");
     EXPECT_EQ((*condition(status, "Progressing"))["reason"], "Uninstalling");
     EXPECT_NE((*condition(status, "Progressing"))["message"].get<std::string>().find(
-                  "by 6 node(s): a, b, c, d, e and 1 more"),
+                  "by 6 node(s): a (installed), b (failed: sha256 mismatch), c (installing), "
+                  "d (installed), e (failed: old) and 1 more"),
               std::string::npos);
 }
 

@@ -128,6 +128,30 @@ TEST_F(DaemonFixture, TheDriftCheckReconcilesWithoutAnyChange) {
     EXPECT_EQ(stop(), 0);
 }
 
+// A reconcile waiting on something no watch sees (a removal blocked by pods) asks to be looked at
+// again: the daemon does, long before the drift check, and stops once it no longer asks.
+TEST_F(DaemonFixture, ARecheckAfterBringsTheNextReconcileForwardWhileAsked) {
+    const fs::path log = calls_log();
+    const fs::path waiting = m_dir / "waiting";
+    write_file(waiting, "");
+    start(logging_recover(), [log, waiting] {
+        std::ofstream(log, std::ios::app) << "reconcile " << now_ms() << "\n";
+        ReconcileOutcome outcome{true, false, "converged", {}};
+        if (fs::exists(waiting)) {
+            outcome.recheck_after = 200ms;
+        }
+        return outcome;
+    });
+    ASSERT_TRUE(wait_notify("READY=1"));
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") >= 3; }, 3s));
+    fs::remove(waiting);
+    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") >= 4; }, 3s));
+    const int settled = count_calls("reconcile");
+    wait_notify("no such field", 1s); // the drift check is 5 min away: no more reconciles
+    EXPECT_LE(count_calls("reconcile"), settled + 1);
+    EXPECT_EQ(stop(), 0);
+}
+
 TEST_F(DaemonFixture, WritesTheStatusFileWhereItsDirectoryDidNotExist) {
     m_config.status_file = m_dir / "deep" / "run" / "shimkeeper" / "status.json";
     start(logging_recover(), logging_reconcile());

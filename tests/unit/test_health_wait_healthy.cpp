@@ -19,6 +19,9 @@ public:
     std::vector<milliseconds> timeouts;
     int version_calls = 0;
 
+    util::Expected<std::vector<PodSandboxInfo>> pod_sandboxes(std::chrono::milliseconds) override {
+        return std::vector<PodSandboxInfo>{};
+    }
     util::Expected<std::string> version(milliseconds timeout) override {
         timeouts.push_back(timeout);
         if (version_calls++ < down_calls) {

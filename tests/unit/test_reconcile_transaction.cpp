@@ -32,6 +32,10 @@ class FakeContainerd final : public health::ContainerdClient {
 public:
     explicit FakeContainerd(fs::path config) : m_config(std::move(config)) {}
 
+    util::Expected<std::vector<health::PodSandboxInfo>>
+    pod_sandboxes(std::chrono::milliseconds) override {
+        return std::vector<health::PodSandboxInfo>{};
+    }
     util::Expected<std::string> version(std::chrono::milliseconds) override { return "1.6.20"; }
     util::Expected<health::CriStatus> cri_status(std::chrono::milliseconds) override {
         health::CriStatus status;

@@ -6,6 +6,7 @@
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
+#include "shimkeeper/reconcile/removal_guard.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
 #include <memory>
@@ -52,6 +53,9 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     if (report) {
         report->attach(node);
     }
+    // Before the gate: a removal that waits for pods takes no rollout slot.
+    const reconcile::GuardedDesired guarded = TRY(reconcile::guard_removals(node, *desired));
+    desired = guarded.desired;
     // No watch here: the slots are read once; a Shim whose turn has not come stays as it is.
     auto gate = TRY(rollout_gate_for(ctx, nullptr));
     std::map<std::string, std::string> waiting;
@@ -66,10 +70,14 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     }
     report_metrics(ctx, outcome, clock);
     if (report) {
-        warn_if_failed(ctx, report->after(*desired, outcome, restart, waiting));
+        warn_if_failed(ctx, report->after(*desired, outcome, restart, waiting, guarded.blocked));
     }
     for (const auto& [name, why] : waiting) {
         ctx.log.warning("not converged: " + why, {.shim = name});
+    }
+    for (const auto& [name, blocked] : guarded.blocked) {
+        ctx.log.warning("not converged: removal of " + name + " waits, " + blocked.reason,
+                        {.shim = name});
     }
     if (!outcome) {
         return std::unexpected(std::move(outcome.error()));

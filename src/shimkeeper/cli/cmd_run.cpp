@@ -12,6 +12,7 @@
 #include "shimkeeper/daemon/status_text.hpp"
 #include "shimkeeper/reconcile/node_status.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
+#include "shimkeeper/reconcile/removal_guard.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
 namespace shimkeeper::cli {
@@ -88,6 +89,13 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     if (report) {
         report->attach(node);
     }
+    // Before the gate: a removal that waits for pods takes no rollout slot.
+    auto guarded = reconcile::guard_removals(node, *desired);
+    if (!guarded) {
+        return failed(guarded.error());
+    }
+    desired = guarded->desired;
+    const reconcile::BlockedRemovals& blocked = guarded->blocked;
     // Slots the watches took since the last reconcile; kept for the next one while there is no
     // reading to judge them by (rollout_gate_for makes no gate then).
     const bool judged = watches != nullptr && ctx.cluster && ctx.cluster->last_reading();
@@ -124,7 +132,7 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     // failure, so the daemon tries again (with backoff) until the cluster knows.
     util::Expected<void> told;
     if (report) {
-        told = report->after(*desired, outcome, restart, waiting);
+        told = report->after(*desired, outcome, restart, waiting, blocked);
     }
     if (!outcome) {
         return failed(outcome.error());
@@ -152,7 +160,16 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
         summary += "; " + why;
         status_json["waiting"][name] = why;
     }
-    return {true, outcome->changed, summary, status_json};
+    for (const auto& [name, removal] : blocked) {
+        summary += "; removal of " + name + " " + removal.reason;
+        status_json["blocked"][name] = removal.reason;
+    }
+    daemon::ReconcileOutcome done{true, outcome->changed, summary, status_json};
+    if (!blocked.empty()) {
+        // Pods ending change nothing the daemon watches: look again soon (removal_guard.hpp).
+        done.recheck_after = reconcile::k_blocked_removal_recheck;
+    }
+    return done;
 }
 
 } // namespace

@@ -97,7 +97,7 @@ util::Expected<int> show_status(Context& ctx) {
                            {"desired", desired},
                            {"desired_error", desired_error},
                            {"cluster", cluster_status_json(ctx, loaded)}};
-        out.update(node_status(ctx, desired_shims));
+        out.update(node_status(ctx, desired_shims, loaded ? DesiredKnown::yes : DesiredKnown::no));
         std::cout << out.dump(2) << "\n";
         return 0;
     }
@@ -138,7 +138,8 @@ util::Expected<int> show_status(Context& ctx) {
                   << (users.empty() ? "staged, not installed" : "used by " + used) << "\n";
     }
     print_cluster_status(cluster_status_json(ctx, loaded));
-    print_node_status(node_status(ctx, desired_shims));
+    print_node_status(
+        node_status(ctx, desired_shims, loaded ? DesiredKnown::yes : DesiredKnown::no));
     return 0;
 }
 

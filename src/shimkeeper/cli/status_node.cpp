@@ -5,6 +5,7 @@
 #include "shimkeeper/health/containerd_client.hpp"
 #include "shimkeeper/health/evaluate.hpp"
 #include "shimkeeper/reconcile/journal.hpp"
+#include "shimkeeper/reconcile/removal_guard.hpp"
 #include "shimkeeper/util/symlink_chain.hpp"
 
 #include <iostream>
@@ -17,7 +18,7 @@ constexpr std::chrono::seconds k_probe_timeout{2};
 
 // What the running containerd says about every desired handler.
 nlohmann::json running_json(const Context& ctx, const std::vector<spec::ShimSpec>& desired,
-                            const containerd::Detection& d) {
+                            DesiredKnown known, const containerd::Detection& d) {
     auto client = health::make_containerd_client(ctx.root.on_host(d.socket).string());
     auto version = client->version(k_probe_timeout);
     if (!version) {
@@ -46,6 +47,21 @@ nlohmann::json running_json(const Context& ctx, const std::vector<spec::ShimSpec
                                   {"as_desired", registered && actual == expected}};
     }
     running["handlers"] = handlers;
+    // What apply and the daemon would hold back (removal_guard.hpp), asked the same way.
+    nlohmann::json blocked = nlohmann::json::object();
+    auto state = ctx.store.load_state();
+    if (known == DesiredKnown::yes && state) {
+        auto pods = client->pod_sandboxes(k_probe_timeout);
+        if (!pods) {
+            running["pods_error"] = pods.error().message();
+        } else {
+            for (const auto& [name, removal] :
+                 reconcile::blocked_removals(desired, *state, *pods)) {
+                blocked[name] = removal.reason;
+            }
+        }
+    }
+    running["blocked_removals"] = blocked;
     return running;
 }
 
@@ -65,7 +81,8 @@ nlohmann::json last_transaction_json(const Context& ctx) {
 
 } // namespace
 
-nlohmann::json node_status(const Context& ctx, const std::vector<spec::ShimSpec>& desired) {
+nlohmann::json node_status(const Context& ctx, const std::vector<spec::ShimSpec>& desired,
+                           DesiredKnown known) {
     nlohmann::json out;
     auto detection = containerd::detect(ctx.root, ctx.settings.containerd);
     if (!detection) {
@@ -84,7 +101,7 @@ nlohmann::json node_status(const Context& ctx, const std::vector<spec::ShimSpec>
         }
         out["containerd"]["symlinks"] = links;
         // Under --root (an image being baked) nothing runs: do not ask the host's containerd.
-        out["running"] = ctx.root.is_host() ? running_json(ctx, desired, *detection)
+        out["running"] = ctx.root.is_host() ? running_json(ctx, desired, known, *detection)
                                             : nlohmann::json{{"reachable", false},
                                                              {"error", "not asked under --root"}};
     }
@@ -128,6 +145,10 @@ void print_node_status(const nlohmann::json& s) {
                               : h["as_desired"].get<bool>()
                                   ? "registered -> " + h["binary"].get<std::string>()
                                   : "registered but points at " + h["binary"].get<std::string>())
+                          << "\n";
+            }
+            for (const auto& [name, reason] : r["blocked_removals"].items()) {
+                std::cout << "  removal of " << name << " waits: " << reason.get<std::string>()
                           << "\n";
             }
         }

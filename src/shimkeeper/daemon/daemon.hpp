@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct ReconcileOutcome {
     // adds "failing: " and the retry time itself.
     std::string summary;
     nlohmann::json status; // written under "result" in status.json
+    // Waiting on something no watch sees (a removal blocked by pods): the next reconcile is due
+    // after this at the latest, instead of the drift check's interval.
+    std::optional<std::chrono::milliseconds> recheck_after = std::nullopt;
 };
 
 // A source of changes beside inotify (a Kubernetes watch connection in cluster mode). The caller

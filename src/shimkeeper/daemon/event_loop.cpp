@@ -188,6 +188,9 @@ private:
         milliseconds drift = m_config.drift_interval.count() > 0
                                  ? m_jitter.apply(m_config.drift_interval, Jitter::k_drift_spread)
                                  : std::chrono::hours(24 * 365);
+        if (outcome.ok && outcome.recheck_after) {
+            drift = std::min(drift, *outcome.recheck_after);
+        }
         m_schedule.on_outcome(outcome.ok, done, drift);
         std::optional<milliseconds> retry_in;
         if (auto retry_at = m_schedule.retry_at()) {

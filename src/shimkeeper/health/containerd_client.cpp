@@ -10,6 +10,7 @@ namespace {
 
 constexpr const char* k_version_method = "/containerd.services.version.v1.Version/Version";
 constexpr const char* k_status_method = "/runtime.v1.RuntimeService/Status";
+constexpr const char* k_list_pods_method = "/runtime.v1.RuntimeService/ListPodSandbox";
 
 class GrpcContainerdClient final : public ContainerdClient {
 public:
@@ -38,6 +39,18 @@ public:
             return std::unexpected(std::move(status).error().with_context(m_rpc.socket_path()));
         }
         return status;
+    }
+
+    util::Expected<std::vector<PodSandboxInfo>>
+    pod_sandboxes(std::chrono::milliseconds timeout) override {
+        const runtime::v1::ListPodSandboxRequest request;
+        const std::string answer = TRY(
+            m_rpc.call(k_list_pods_method, request.SerializeAsString(), timeout, Idempotent::yes));
+        auto pods = parse_pod_sandboxes(answer);
+        if (!pods) {
+            return std::unexpected(std::move(pods).error().with_context(m_rpc.socket_path()));
+        }
+        return pods;
     }
 
 private:

@@ -29,5 +29,10 @@ void fault_point(const char* step) {
     }
 }
 
+bool fault_switch(std::string_view name) {
+    const char* on = std::getenv("SHIMKEEPER_FAULT_SWITCH");
+    return on != nullptr && std::string_view(on) == name;
+}
+
 } // namespace shimkeeper::reconcile
 #endif

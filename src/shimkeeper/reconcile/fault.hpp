@@ -1,6 +1,8 @@
 // Crash points for recovery tests. Compiled in only with -DSHIMKEEPER_FAULT_INJECTION=ON:
 // SHIMKEEPER_FAULT=<step> makes the process SIGKILL itself when it reaches that step;
-// SHIMKEEPER_FAULT_RUN=<step>:<command> runs a shell command there (another writer's edit).
+// SHIMKEEPER_FAULT_RUN=<step>:<command> runs a shell command there (another writer's edit);
+// SHIMKEEPER_FAULT_SWITCH=<switch> turns on one deliberately broken behaviour, so that a test of
+// the tests can prove a check fails when the promise it checks is broken.
 #pragma once
 
 #include <array>
@@ -15,10 +17,19 @@ namespace shimkeeper::reconcile {
 inline constexpr std::array<std::string_view, 9> k_fault_points = {
     "fetch", "preflight", "store", "planned", "links", "config", "restart", "health", "commit"};
 
+// The deliberately broken behaviours:
+//   handler-before-label: a cluster shim's removal keeps its label until after the handler went
+//     (cluster_report.cpp skips the label-first report), the order uninstall must never take.
+inline constexpr std::array<std::string_view, 1> k_fault_switches = {"handler-before-label"};
+
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);
+bool fault_switch(std::string_view name);
 #else
 inline void fault_point(const char*) {}
+inline bool fault_switch(std::string_view) {
+    return false;
+}
 #endif
 
 } // namespace shimkeeper::reconcile

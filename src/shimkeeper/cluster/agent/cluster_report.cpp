@@ -2,6 +2,7 @@
 
 #include "shimkeeper/cluster/agent/running_shim.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/util/utc_time.hpp"
 
 namespace shimkeeper::cluster::agent {
@@ -80,7 +81,8 @@ NodeReport report_before_change(const ClusterReading& reading, const reconcile::
 NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims& desired,
                         const TxnSummary& txn, const store::StoreState& state,
                         reconcile::Restart restart,
-                        const std::map<std::string, std::string>& waiting) {
+                        const std::map<std::string, std::string>& waiting,
+                        const reconcile::BlockedRemovals& blocked) {
     NodeReport report;
     report.forget = all_known(reading);
     std::erase_if(report.forget, [&](const std::string& name) { return waiting.contains(name); });
@@ -91,7 +93,12 @@ NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims&
         report.forget.push_back(shim.name);
         const store::InstalledShim* record = from_cluster(state, shim.name);
         if (!shim.selects || shim.deleting) {
-            if (record != nullptr) {
+            if (const auto held = blocked.find(shim.name);
+                held != blocked.end() && record != nullptr) {
+                report.wanted[shim.name] = state_of(model::ShimState::removing, shim.generation,
+                                                    record->digest, held->second.reason);
+                report.blocked.insert(shim.name);
+            } else if (record != nullptr) {
                 // Still installed although it should go: the removal failed (and rolled back).
                 report.wanted[shim.name] =
                     state_of(model::ShimState::failed, shim.generation, record->digest,
@@ -145,6 +152,9 @@ std::unique_ptr<ClusterReport> ClusterReport::create(const ClusterSource& cluste
 
 util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& plan,
                                                   const store::StoreState& state) {
+    if (reconcile::fault_switch("handler-before-label")) {
+        return {}; // the broken order, for tests of the tests only (fault.hpp)
+    }
     const NodeReport report = report_before_change(m_reading, plan, state);
     auto sent = m_reporter.publish(report);
     if (sent) {
@@ -171,11 +181,13 @@ void ClusterReport::attach(reconcile::Node& node) {
 util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired,
                                           const util::Expected<reconcile::Outcome>& outcome,
                                           reconcile::Restart restart,
-                                          const std::map<std::string, std::string>& waiting) {
+                                          const std::map<std::string, std::string>& waiting,
+                                          const reconcile::BlockedRemovals& blocked) {
     const TxnSummary txn =
         outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
     const store::StoreState state = TRY(m_store.load_state());
-    return m_reporter.publish(report_after(m_reading, desired, txn, state, restart, waiting));
+    return m_reporter.publish(
+        report_after(m_reading, desired, txn, state, restart, waiting, blocked));
 }
 
 TxnSummary TxnSummary::of(const reconcile::Outcome& outcome) {

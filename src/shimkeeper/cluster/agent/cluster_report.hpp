@@ -4,14 +4,16 @@
 //   start), one about to be installed or upgraded says `installing`;
 //   after: `installed` with the label for every selected Shim the node runs healthy, `failed`
 //   with the reason and no label where the transaction failed or the Shim does not validate,
-//   `conflict` where a file in shims.d/ won, and nothing at all for Shims that do not select
-//   this node (or are gone).
+//   `conflict` where a file in shims.d/ won, `removing` without the label and with the reason
+//   (`blocked by N pod(s) ...`) where a removal waits for pods that use the handler, and nothing at
+//   all for Shims that do not select this node (or are gone).
 // The states are derived from the node and the reading every time, so a report lost to an
 // outage is sent by the next reconcile.
 #pragma once
 
 #include "shimkeeper/cluster/agent/node_reporter.hpp"
 #include "shimkeeper/reconcile/node.hpp"
+#include "shimkeeper/reconcile/removal_guard.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 #include "shimkeeper/store/store.hpp"
 #include "shimkeeper/util/log.hpp"
@@ -44,11 +46,13 @@ public:
     void attach(reconcile::Node& node);
     // After the transaction (or its refusal): reads the store to tell what the node runs.
     // `waiting`: Shims held back for a rollout slot (rollout_gate.hpp): the Node keeps saying
-    // what it said of them.
+    // what it said of them. `blocked`: removals that wait for pods (removal_guard.hpp): no label,
+    // `removing` with the reason.
     util::Expected<void> after(const spec::DesiredShims& desired,
                                const util::Expected<reconcile::Outcome>& outcome,
                                reconcile::Restart restart,
-                               const std::map<std::string, std::string>& waiting = {});
+                               const std::map<std::string, std::string>& waiting = {},
+                               const reconcile::BlockedRemovals& blocked = {});
     // After a load that failed: every selecting Shim that does not validate is `failed`.
     util::Expected<void> after_invalid();
 
@@ -73,7 +77,8 @@ NodeReport report_before_change(const ClusterReading& reading, const reconcile::
 NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims& desired,
                         const TxnSummary& txn, const store::StoreState& state,
                         reconcile::Restart restart,
-                        const std::map<std::string, std::string>& waiting = {});
+                        const std::map<std::string, std::string>& waiting = {},
+                        const reconcile::BlockedRemovals& blocked = {});
 NodeReport report_invalid(const ClusterReading& reading);
 
 } // namespace shimkeeper::cluster::agent

@@ -14,7 +14,8 @@ NodeReporter::NodeReporter(const ClusterSource& source, const ClusterReading& re
 void NodeReporter::warn_about_new_failures(const NodeReport& report) {
     std::vector<std::pair<std::string, const model::NodeShimState*>> fresh;
     for (const auto& [name, state] : report.wanted) {
-        if (state.state != model::ShimState::failed && state.state != model::ShimState::conflict) {
+        if (state.state != model::ShimState::failed && state.state != model::ShimState::conflict &&
+            !report.blocked.contains(name)) {
             continue;
         }
         auto had = m_keys.annotations.find(name);
@@ -36,8 +37,12 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
     kubeapi::EventRecorder events(*client,
                                   {"shimkeeper.containerd.x-k8s.io/agent", "shimkeeper-" + node});
     for (const auto& [name, state] : fresh) {
-        const bool failed = state->state == model::ShimState::failed;
-        const std::string reason = failed ? "InstallFailed" : "ConflictsWithNodeFile";
+        const bool removing = state->state == model::ShimState::removing;
+        const std::string reason = removing ? "RemovalBlocked"
+                                   : state->state == model::ShimState::failed
+                                       ? "InstallFailed"
+                                       : "ConflictsWithNodeFile";
+        const std::string action = removing ? "Uninstall" : "Install";
         const std::string note = "node " + node + ": " + state->reason;
         std::vector<kubeapi::ObjectReference> about{
             kubeapi::ObjectReference::of(m_reading.view.node)};
@@ -47,7 +52,7 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
         for (const auto& regarding : about) {
             // Best effort: the Node's annotation already says it.
             if (auto sent =
-                    events.emit(regarding, kubeapi::EventType::warning, reason, "Install", note);
+                    events.emit(regarding, kubeapi::EventType::warning, reason, action, note);
                 !sent) {
                 m_log.warning("Event about " + regarding.kind + "/" + regarding.name +
                               " not sent: " + sent.error().message());

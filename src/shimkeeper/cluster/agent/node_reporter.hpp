@@ -1,8 +1,8 @@
 // Sends what a node says about its cluster shims (node_state.hpp) to its own Node: one merge
 // patch when something differs, none otherwise, with the node's credential (NodeRestriction or
 // deploy/'s admission policies keep it to this Node and shimkeeper's keys). A shim newly failed
-// or in conflict also gets Warning Events on the Shim and on the Node, once per new reason, not per
-// retry.
+// or in conflict, or whose removal newly waits for pods (`RemovalBlocked`), also gets Warning
+// Events on the Shim and on the Node, once per new reason, not per retry.
 #pragma once
 
 #include "shimkeeper/cluster/agent/cluster_source.hpp"
@@ -10,6 +10,7 @@
 #include "shimkeeper/util/log.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ namespace shimkeeper::cluster::agent {
 struct NodeReport {
     std::map<std::string, model::NodeShimState> wanted; // shim name -> state the Node should say
     std::vector<std::string> forget;                    // shims the Node should say nothing about
+    std::set<std::string> blocked; // `removing` shims whose removal waits for pods using them
 };
 
 class NodeReporter {

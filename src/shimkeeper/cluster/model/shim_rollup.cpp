@@ -21,6 +21,15 @@ std::string names_text(const std::vector<std::string>& names) {
     return text;
 }
 
+// What a node carrying the shim says about it, for a deleting Shim's status.
+std::string said_by(const ShimReport& on_node) {
+    if (!on_node.state) {
+        return on_node.annotated ? "an annotation shimkeeper cannot read" : "label only";
+    }
+    std::string said = to_string(*on_node.state);
+    return on_node.reason.empty() ? said : said + ": " + on_node.reason;
+}
+
 std::string of_selected(int count, const Rollup& rollup) {
     return std::to_string(count) + " of " + std::to_string(rollup.counts.selected) +
            " selected nodes";
@@ -42,7 +51,7 @@ std::vector<Condition> deleting_conditions(const Rollup& rollup) {
     }
     const std::string carrying = "still carried (label or annotation) by " +
                                  std::to_string(rollup.carrying.size()) +
-                                 " node(s): " + names_text(rollup.carrying);
+                                 " node(s): " + names_text(rollup.carrying_said);
     return {
         {"Ready", ConditionStatus::false_, "Deleting", "the Shim is being deleted; " + carrying},
         {"Progressing", ConditionStatus::true_, "Uninstalling", "the shim is " + carrying}};
@@ -61,6 +70,7 @@ Rollup rollup(const json& shim, const NodeViews& nodes) {
         const ShimReport on_node = shim_on_node(node, name);
         if (on_node.carries()) {
             out.carrying.push_back(node_name);
+            out.carrying_said.push_back(node_name + " (" + said_by(on_node) + ")");
         }
         if (!selects_node(shim, node.labels)) {
             continue;

@@ -34,6 +34,10 @@ struct Rollup {
     NodeCounts counts;
     std::vector<std::string> failures; // "node-a (sha256 mismatch)", selected nodes only
     std::vector<std::string> carrying; // every Node with the shim's label or annotation
+    // The same Nodes with what each says, for the deleting Shim's status: "node-b (removing:
+    // blocked by 1 pod(s) ...)", "node-c (installed)" (an agent that does not act: stopped or
+    // powered off), "node-d (label only)". A deleted Node carries nothing and is not listed.
+    std::vector<std::string> carrying_said;
 };
 
 Rollup rollup(const nlohmann::json& shim, const NodeViews& nodes);
