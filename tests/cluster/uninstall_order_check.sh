@@ -36,7 +36,7 @@ on_a() { (
     "$@"
 ); }
 label() { kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}'; }
-labelled() { [[ "$(label)" == true ]]; }
+labelled() { [[ "$(label)" == demo ]]; } # the label names the handler
 annotated() { [[ -n "$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/demo}')" ]]; }
 not_annotated() { ! annotated; }
 
