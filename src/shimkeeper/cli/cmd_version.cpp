@@ -13,6 +13,7 @@ void add_version_command(CLI::App& app, const GlobalOptions& options, int& exit_
             nlohmann::json out{{"version", SHIMKEEPER_VERSION}};
 #ifdef SHIMKEEPER_FAULT_INJECTION
             out["fault_points"] = reconcile::k_fault_points;
+            out["fault_skips"] = reconcile::k_fault_skips;
 #endif
             std::cout << out.dump() << "\n";
         } else {
