@@ -7,7 +7,7 @@ revision and so one order across both kinds. Then, for Shim SHIM:
 
   - the slot Leases: who holds one after each event (a failed slot counts as held);
   - every node that starts changing the Shim (its annotation turning to installing or removing,
-    or its label going) must hold a slot at that moment;
+    or to it for a new generation, or its label going) must hold a slot at that moment;
   - the most nodes ever holding a slot at once must not exceed LIMIT.
 
 A record that cannot show a violation proves nothing, so it must cover the rollout: both
@@ -94,12 +94,14 @@ def main():
             state = json.loads(annotations.get(KEY + shim, "null") or "null")
         except json.JSONDecodeError:
             state = None
-        now = ((state or {}).get("state"), KEY + shim in labels)
-        before = node_state.get(node, (None, False))
+        now = ((state or {}).get("state"), KEY + shim in labels, (state or {}).get("generation"))
+        before = node_state.get(node, (None, False, None))
         node_state[node] = now
         if event["type"] == "DELETED" or rv(event) <= since:
             continue
-        starts = now[0] in ("installing", "removing") and now[0] != before[0]
+        # A new state, or the same one for a new generation (a sandbox root stays `installing`
+        # from one generation to the next: it never restarts containerd).
+        starts = now[0] in ("installing", "removing") and (now[0], now[2]) != (before[0], before[2])
         label_goes = before[1] and not now[1]
         if starts or label_goes:
             started.add(node)
