@@ -280,6 +280,12 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
             const std::string done =
                 ok ? what + " done here"
                    : what + " not changed here (the failure is not about it: its rollout goes on)";
+            if (!ok) {
+                // Not failed: it waits for a slot again, and what the Node says of it stays true.
+                m_waiting.try_emplace(held.target.shim,
+                                      what + " waits: the transaction failed, not because of it");
+                m_waiting_for.try_emplace(held.target.shim, held.target);
+            }
             if (released) {
                 m_log.info("rollout: " + done + "; released slot " + slot,
                            {.shim = held.target.shim});
