@@ -10,6 +10,8 @@
 #   - then a node's own problem (node-5's agent allowed downloads of 1000 bytes at most) halts
 #     generation 3;
 #     fixed on the node, `kubectl delete lease` of the failed slot resumes the same generation.
+# Each bound is checked on a record that must cover the nodes it is about (rollout_check --nodes:
+# an empty or partial record fails; rollout_checks_fail.sh shows it on a broken build).
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
@@ -88,7 +90,7 @@ kube_wait_for 60 only_failed_slots || fail "slots other than the failed one stay
 status=$("$SHIMKEEPER" --root "$T/roots/node-7" status)
 grep -q "HALTED: node node-a failed" <<<"$status" || fail "shimkeeper status on node-7 does not show the halt: $status"
 # Every holder of a slot at the failure finishes; nobody takes a slot afterwards.
-report=$(rollout_check demo 2) || fail "generation 1 broke its bound: $report"
+report=$(rollout_check demo 2 "" --nodes node-a) || fail "generation 1 broke its bound: $report"
 echo "$report"
 python3 - "$T/leases.events" "$failed_rv" <<'PY' || fail "a slot was taken after the failure"
 import json, sys
@@ -110,11 +112,12 @@ for node in "${nodes[@]:1}"; do done_at "$node" 1 && changed=$((changed + 1)); d
 pass "node-a failed and halted generation 1: $changed of 7 other nodes changed (those before it or holding a slot with it), none after"
 
 echo "--- generation 2: the spec fixed (handler demo2) rolls out everywhere"
+since=$(rollout_rv)
 shim_yaml v1 demo2 | kube_admin apply -f - >/dev/null
 kube_wait_for 180 all_done 2 || fail "generation 2 did not reach every node: $(for n in "${nodes[@]}"; do echo "$n $(state_of "$n")"; done)"
 kube_wait_for 30 halted False || fail "RolloutHalted stayed $(halt_message)"
 (source "$T/a/node.env" && node_cri_has_handler demo2) || fail "node-a's CRI lacks demo2"
-report=$(rollout_check demo 2) || fail "generation 2 broke its bound: $report"
+report=$(rollout_check demo 2 "$since" --nodes "${nodes[*]}") || fail "generation 2 broke its bound: $report"
 pass "generation 2 reached all 8 nodes; RolloutHalted is False"
 
 echo "--- generation 3: node-5's own problem halts it; fixed there, the failed slot deleted resumes it"
@@ -127,9 +130,10 @@ read -r slot holder failed_rv <<<"$(failed_slot)"
 [[ $holder == node-5 ]] || fail "the failed slot is held by '$holder', not node-5"
 kube_wait_for 60 only_failed_slots || fail "slots other than the failed one stayed after generation 3 halted"
 cp "$T/node-5-agent.toml" "$agent_toml"
+since=$(rollout_rv)
 kube_admin -n shimkeeper-system delete lease "$slot" >/dev/null
 kube_wait_for 180 all_done 3 || fail "generation 3 did not resume: $(for n in "${nodes[@]}"; do echo "$n $(state_of "$n")"; done)"
 kube_wait_for 30 halted False || fail "RolloutHalted stayed $(halt_message)"
-report=$(rollout_check demo 2) || fail "the rollout broke its bound: $report"
+report=$(rollout_check demo 2 "$since" --nodes node-5) || fail "the rollout broke its bound: $report"
 echo "$report"
 pass "node-5 halted generation 3; fixed and its slot deleted, generation 3 reached all 8 nodes"

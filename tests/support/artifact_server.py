@@ -21,6 +21,11 @@ chain and name a file under --dir.
   /stall/<path>                 headers (full Content-Length) and the first half of the body,
                                 then nothing more until the client goes away
   /slow/<bytes_per_sec>/<path>  the body trickled at about that rate
+  /hold/<count>/<path>          the first <count> requests for this URL: headers (full
+                                Content-Length), then a byte every half second (no client's stall
+                                timeout fires) until /_release is requested, then the rest at
+                                once; later requests served plainly
+  /_release                     lets every held download go on (itself not counted)
   /truncate/<path>              full Content-Length, half the body, then the connection closes
   /truncate-once/<path>         the first request for this URL as /truncate; later ones served
                                 whole, honouring "Range: bytes=N-" (206)
@@ -59,6 +64,7 @@ class State:
         self.paths = {}
         self.total = 0
         self.bytes = {}
+        self.released = threading.Event()
 
     def sent(self, path, length):
         with self.lock:
@@ -107,6 +113,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/_reset":
             state.reset()
             return self.send_bytes(200, b"{}", "application/json")
+        if path == "/_release":
+            state.released.set()
+            return self.send_bytes(200, b"{}", "application/json")
         seen = state.count(path)
         self.counted_path = path
         try:
@@ -144,6 +153,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.redirect(urllib.parse.unquote("/".join(parts[1:])))
         if kind == "stall" and len(parts) >= 2:
             return self.serve_file("/".join(parts[1:]), head, mode="stall")
+        if kind == "hold" and len(parts) >= 3:
+            mode = "hold" if seen <= int(parts[1]) else "plain"
+            return self.serve_file("/".join(parts[2:]), head, mode=mode)
         if kind == "slow" and len(parts) >= 3:
             return self.serve_file("/".join(parts[2:]), head, mode="slow", rate=int(parts[1]))
         if kind in ("truncate-once", "truncate-once-norange") and len(parts) >= 2:
@@ -220,6 +232,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return
             if mode == "slow":
                 return self.trickle(f, max(rate, 1))
+            if mode == "hold":
+                while not self.server.state.released.wait(0.5):
+                    if f.tell() < size - 1:  # the last byte waits for the release
+                        self.wfile.write(f.read(1))
+                        self.wfile.flush()
+                self.wfile.write(f.read())
+                return
             while True:
                 block = f.read(CHUNK)
                 if not block:

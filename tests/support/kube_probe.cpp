@@ -13,6 +13,7 @@
 //       writer changes the object during the first attempt, so that one conflicts)
 //   kube-probe KUBECONFIG watch ... / lease ... / event ...    (see kube_probe_loop.cpp)
 //   kube-probe KUBECONFIG coordinator NS IDENTITY RUN-S ...   (see kube_probe_coordinator.cpp)
+//   kube-probe KUBECONFIG slot NS NODE take|renew|fail ...     (see kube_probe_slot.cpp)
 //
 // RES: nodes, configmaps, shims, leases, events. NS: "-" for none.
 #include "kube_probe.hpp"
@@ -147,6 +148,9 @@ int main(int argc, char** argv) {
         }
         if (args[0] == "coordinator") {
             return coordinator_command(*client, args);
+        }
+        if (args[0] == "slot") {
+            return slot_command(*client, args);
         }
         return print(run(*client, args));
     } catch (const std::exception& e) { // bad arguments: std::out_of_range, json parse errors

@@ -12,3 +12,5 @@ int probe_fail(const shimkeeper::util::Error& error);
 int probe_loop_command(shimkeeper::kubeapi::Client& client, const std::vector<std::string>& args);
 // coordinator: runs shimkeeper's coordinator (kube_probe_coordinator.cpp).
 int coordinator_command(shimkeeper::kubeapi::Client& client, const std::vector<std::string>& args);
+// slot: a node's rollout-slot writes (kube_probe_slot.cpp).
+int slot_command(shimkeeper::kubeapi::Client& client, const std::vector<std::string>& args);

@@ -17,9 +17,20 @@
 #                                  (log $T/roots/node-i.log, pid in ROLLOUT_PIDS[node-i])
 #   rollout_record                 starts recording Lease and Node watch events
 #                                  ($T/leases.events, $T/nodes.events)
-#   rollout_check SHIM LIMIT [RV]  rollout_timeline.py over the record (after RV): prints the
-#                                  figures, fails on a node changing without a slot or more
-#                                  than LIMIT holders
+#   rollout_check SHIM LIMIT [RV] [--nodes "A B..."]   rollout_timeline.py over the record
+#                                  (after RV, "" for all): prints the figures, fails on a node
+#                                  changing without a slot, more than LIMIT holders, an empty
+#                                  record, or a node of --nodes whose change is not in it
+#   ROLLOUT_STEPS=FILE             set before rollout_agents / rollout_start_agent: each agent
+#                                  appends "NODE STEP TIME" to FILE at every step of its
+#                                  transactions (SHIMKEEPER_FAULT_RUN, fault-injection builds);
+#                                  rollout_overlap LIMIT NODE... (txn_overlap.py) then counts
+#                                  the nodes past their point of no return at once
+#   ROLLOUT_LINGER=SECONDS         with ROLLOUT_STEPS: each transaction stays that long between
+#                                  its first change and its commit, so that two that overlap
+#                                  are seen to (a --no-restart transaction is milliseconds)
+#   rollout_start_agent NODE [KUBECONFIG]   (re)starts NODE's agent on its sandbox root, with
+#                                  another kubeconfig if given
 #   rollout_log_order LOG SHIM     the agent log LOG has "took slot", then the committed change,
 #                                  then "released slot" for SHIM, in that order
 #   rollout_annotation NODE SHIM   the node's state JSON for SHIM (empty when none)
@@ -62,11 +73,30 @@ rollout_agents() {
         node=node-$i
         kube_create_node "$node" "$@"
         rollout_root "$T/roots/$node" "$node"
-        "$SHIMKEEPER" --root "$T/roots/$node" run --no-restart --status-file /run/status.json \
-            >"$T/roots/$node.log" 2>&1 &
-        ROLLOUT_PIDS[$node]=$!
-        sk_track $!
+        rollout_start_agent "$node"
     done
+}
+
+rollout_start_agent() {
+    local node=$1
+    if [[ -n ${2:-} ]]; then
+        sed -i "s|^kubeconfig = .*|kubeconfig = \"$2\"|" "$T/roots/$node/etc/shimkeeper/shimkeeper.toml"
+    fi
+    local -a env=()
+    if [[ -n ${ROLLOUT_STEPS:-} ]]; then
+        local linger=""
+        [[ -n ${ROLLOUT_LINGER:-} ]] &&
+            linger="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then sleep $ROLLOUT_LINGER; fi"
+        env=("SHIMKEEPER_FAULT_RUN=*:echo \"$node \$SHIMKEEPER_FAULT_STEP \$(date +%s.%N)\" >>'$ROLLOUT_STEPS'$linger")
+    fi
+    env "${env[@]}" "$SHIMKEEPER" --root "$T/roots/$node" run --no-restart \
+        --status-file /run/status.json >>"$T/roots/$node.log" 2>&1 &
+    ROLLOUT_PIDS[$node]=$!
+    sk_track $!
+}
+
+rollout_overlap() {
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/txn_overlap.py" "$ROLLOUT_STEPS" "$@"
 }
 
 rollout_record() {
@@ -82,7 +112,7 @@ rollout_record() {
 
 rollout_check() {
     python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rollout_timeline.py" \
-        "$T/leases.events" "$T/nodes.events" "$1" "$2" ${3:+--since-rv "$3"}
+        "$T/leases.events" "$T/nodes.events" "$1" "$2" ${3:+--since-rv "$3"} "${@:4}"
 }
 
 rollout_log_order() {

@@ -7,15 +7,22 @@ revision and so one order across both kinds. Then, for Shim SHIM:
 
   - the slot Leases: who holds one after each event (a failed slot counts as held);
   - every node that starts changing the Shim (its annotation turning to installing or removing,
-    or its label going) must hold a slot at that moment;
+    or to it for a new generation, or its label going) must hold a slot at that moment;
   - the most nodes ever holding a slot at once must not exceed LIMIT.
 
-Prints one line per figure ("max_holders 3", "acquisitions node-1=1 ...", "violations 0") and
-exits 1 on any violation or a maximum above LIMIT.
+A record that cannot show a violation proves nothing, so it must cover the rollout: both
+recordings hold events (after --since-rv), and every node of --nodes took a slot of SHIM and
+started changing it there. A change reported only after its slot went (an `installing` report
+with no slot held) is a violation like any other: the record cannot tell it from a node that
+changed without one.
 
-  rollout_timeline.py LEASE_EVENTS NODE_EVENTS SHIM LIMIT [--since-rv N]
+Prints one line per figure ("max_holders 3", "acquisitions node-1=1 ...", "violations 0") and
+exits 1 on any violation, a maximum above LIMIT or a record that does not cover the rollout.
+
+  rollout_timeline.py LEASE_EVENTS NODE_EVENTS SHIM LIMIT [--since-rv N] [--nodes "A B ..."]
 """
 
+import argparse
 import json
 import sys
 
@@ -43,9 +50,15 @@ def rv(event):
 
 
 def main():
-    lease_file, node_file, shim, limit = sys.argv[1:5]
-    limit = int(limit)
-    since = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--since-rv" else 0
+    parser = argparse.ArgumentParser()
+    for name in ("lease_file", "node_file", "shim"):
+        parser.add_argument(name)
+    parser.add_argument("limit", type=int)
+    parser.add_argument("--since-rv", type=int, default=0)
+    parser.add_argument("--nodes", default="", help="nodes that must each appear changing SHIM")
+    args = parser.parse_args()
+    lease_file, node_file, shim, limit, since = (args.lease_file, args.node_file, args.shim,
+                                                 args.limit, args.since_rv)
     merged = [("lease", e) for e in events(lease_file)] + [("node", e) for e in events(node_file)]
     merged.sort(key=lambda item: rv(item[1]))
     holders = {}  # lease name -> node
@@ -53,10 +66,13 @@ def main():
     acquisitions = {}
     max_holders = 0
     violations = []
-    late_reports = []
+    started = set()  # nodes seen starting a change of SHIM
+    recorded = {"lease": 0, "node": 0}
     for kind, event in merged:
         obj = event["object"]
         meta = obj["metadata"]
+        if rv(event) > since:
+            recorded[kind] += 1
         annotations = meta.get("annotations") or {}
         if kind == "lease":
             if annotations.get(KEY + "shim") != shim:
@@ -78,20 +94,17 @@ def main():
             state = json.loads(annotations.get(KEY + shim, "null") or "null")
         except json.JSONDecodeError:
             state = None
-        now = ((state or {}).get("state"), KEY + shim in labels)
-        before = node_state.get(node, (None, False))
+        now = ((state or {}).get("state"), KEY + shim in labels, (state or {}).get("generation"))
+        before = node_state.get(node, (None, False, None))
         node_state[node] = now
         if event["type"] == "DELETED" or rv(event) <= since:
             continue
-        starts = now[0] in ("installing", "removing") and now[0] != before[0]
+        # A new state, or the same one for a new generation (a sandbox root stays `installing`
+        # from one generation to the next: it never restarts containerd).
+        starts = now[0] in ("installing", "removing") and (now[0], now[2]) != (before[0], before[2])
         label_goes = before[1] and not now[1]
-        if starts and now[0] == "installing" and (state or {}).get("digest"):
-            # The report after a --no-restart transaction (it carries the digest applied) with no
-            # report before it: the one before the change was refused (429 under load). The
-            # change itself is not in the record; the agent's log has its slot.
-            if node not in holders.values():
-                late_reports.append(node)
-            continue
+        if starts or label_goes:
+            started.add(node)
         if (starts or label_goes) and node not in holders.values():
             violations.append("%s at rv %d: %s without a slot (holders: %s)" % (
                 node, rv(event), "label removed" if label_goes else now[0],
@@ -99,12 +112,23 @@ def main():
     print("max_holders %d" % max_holders)
     print("acquisitions " + " ".join("%s=%d" % kv for kv in sorted(acquisitions.items())))
     print("violations %d" % len(violations))
-    if late_reports:
-        print("late_reports %d (a change reported only after its slot was released: %s)" % (
-            len(late_reports), " ".join(sorted(late_reports)[:10])))
     for line in violations:
         print("  " + line)
-    sys.exit(1 if violations or max_holders > limit else 0)
+    # The record must cover the rollout: a dead recorder gives max_holders 0 and violations 0.
+    uncovered = []
+    for what, count in recorded.items():
+        if count == 0:
+            uncovered.append("no %s event recorded (is the watch recorder alive?)" % what)
+    for node in args.nodes.split():
+        if node not in acquisitions:
+            uncovered.append("%s never took a slot of %s in the record" % (node, shim))
+        if node not in started:
+            uncovered.append("%s never started changing %s in the record" % (node, shim))
+    if uncovered:
+        print("uncovered %d" % len(uncovered))
+        for line in uncovered:
+            print("  " + line)
+    sys.exit(1 if violations or uncovered or max_holders > limit else 0)
 
 
 if __name__ == "__main__":

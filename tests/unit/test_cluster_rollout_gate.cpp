@@ -68,11 +68,41 @@ TEST(ClusterRolloutGate, APercentageWaitsForTheCoordinatorsSlotCount) {
     ASSERT_EQ(needs.size(), 1U);
     EXPECT_FALSE(needs[0].target);
     EXPECT_NE(needs[0].why_unresolved.find("resolve maxUpdate"), std::string::npos);
-    shim["status"]["slots"] = 2;
+    shim["status"] = {{"observedGeneration", 1}, {"slots", 2}};
     reading.shims = {on_node(shim, true)};
     needs = slot_needs(reading, desired, store::StoreState{});
     ASSERT_TRUE(needs[0].target);
     EXPECT_EQ(needs[0].target->slots, 2);
+}
+
+// One edit changes the artifact and lowers maxUpdate from 100% to 25%: the status still holds
+// the count of 100% (generation 1) until the coordinator has seen generation 2. A node waits.
+TEST(ClusterRolloutGate, ASlotCountResolvedForAnotherGenerationIsNeverUsed) {
+    json shim = rolling(shim_object("spin", 2, k_sha_b), "25%");
+    shim["status"] = {{"observedGeneration", 1}, {"slots", 8}};
+    ClusterReading reading;
+    reading.shims = {on_node(shim, true)};
+    spec::DesiredShims desired;
+    desired.shims = {spec_of(shim)};
+    const store::StoreState state =
+        installed_from_cluster({rolling(shim_object("spin", 1, k_sha_a), "100%")});
+    auto needs = slot_needs(reading, desired, state);
+    ASSERT_EQ(needs.size(), 1U);
+    EXPECT_FALSE(needs[0].target) << "used the slot count of generation 1 for generation 2";
+    EXPECT_NE(needs[0].why_unresolved.find("resolve maxUpdate"), std::string::npos);
+    shim["status"] = {{"observedGeneration", 2}, {"slots", 2}};
+    reading.shims = {on_node(shim, true)};
+    needs = slot_needs(reading, desired, state);
+    ASSERT_TRUE(needs[0].target);
+    EXPECT_EQ(needs[0].target->slots, 2);
+    // An absolute maxUpdate needs no status at all: the spec says it.
+    json counted = rolling(shim_object("spin", 3, k_sha_b), 3);
+    counted["status"] = {{"observedGeneration", 1}, {"slots", 8}};
+    reading.shims = {on_node(counted, true)};
+    desired.shims = {spec_of(counted)};
+    needs = slot_needs(reading, desired, state);
+    ASSERT_TRUE(needs[0].target);
+    EXPECT_EQ(needs[0].target->slots, 3);
 }
 
 TEST(ClusterRolloutGate, AShimHeldBackStaysAsTheNodeRunsItOrAbsent) {
@@ -121,7 +151,7 @@ TEST(ClusterRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
 ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at) {
     json lease = {
         {"metadata", {{"name", model::slot_lease_name(target.shim, 0)}, {"resourceVersion", "7"}}}};
-    return {{target.shim, ClaimedSlot{HeldSlot{target, lease}, at}}};
+    return {{target.shim, ClaimedSlot{HeldSlot{target, lease, at, {}}, at}}};
 }
 
 TEST(ClusterRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNow) {
@@ -150,6 +180,67 @@ TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARene
                                  now - k_slot_lease_duration / 3 - std::chrono::milliseconds(1));
     EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 2}, now));
     EXPECT_EQ(claimed.size(), 1U);
+}
+
+HeldSlot held_slot(const std::string& me, const std::string& acquired) {
+    const model::RolloutTarget target{"spin", "u-spin", 2, 1};
+    json lease = model::slot_lease_for(target, 0, me, k_slot_lease_duration, acquired, nullptr);
+    lease["metadata"]["resourceVersion"] = "10";
+    return HeldSlot{target, lease, std::chrono::steady_clock::now(), {}};
+}
+
+// The point of no return needs a slot the API server confirmed within two thirds of its lease:
+// the coordinator frees it only a whole lease after it saw that version, so nobody else can hold
+// it yet; a lost slot never passes.
+TEST(ClusterRolloutGate, OnlyASlotConfirmedWithinTwoThirdsOfItsLeaseAndNotLostIsFresh) {
+    HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
+    const auto now = held.confirmed;
+    EXPECT_EQ(why_slot_not_fresh(held, k_slot_lease_duration, now + std::chrono::seconds(9)),
+              std::nullopt);
+    auto stale = why_slot_not_fresh(held, k_slot_lease_duration, now + std::chrono::seconds(10));
+    ASSERT_TRUE(stale);
+    EXPECT_NE(stale->find("spin-slot-0 was last confirmed by the API server 10 s ago"),
+              std::string::npos)
+        << *stale;
+    held.lost = "node n2 holds it now";
+    auto lost = why_slot_not_fresh(held, k_slot_lease_duration, now);
+    ASSERT_TRUE(lost);
+    EXPECT_NE(lost->find("no longer this node's: node n2 holds it now"), std::string::npos);
+}
+
+// A renewal whose answer was lost left this node at an older resourceVersion: the Lease the API
+// server has is still the one it took (holder, object, generation, acquisition) and is adopted;
+// the same name created again by anyone (even this node, later) is not.
+TEST(ClusterRolloutGate, ALeaseIsStillHeldOnlyIfItIsTheOneThisNodeTook) {
+    const HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
+    json renewed = held.lease;
+    renewed["metadata"]["resourceVersion"] = "11";
+    renewed["spec"]["renewTime"] = "2026-11-24T10:00:05.000000Z";
+    EXPECT_TRUE(still_held(model::slot_lease_of(renewed), held, "n1"));
+    EXPECT_FALSE(still_held(
+        model::slot_lease_of(held_slot("n2", "2026-11-24T10:00:16.000000Z").lease), held, "n1"));
+    EXPECT_FALSE(still_held(
+        model::slot_lease_of(held_slot("n1", "2026-11-24T10:00:30.000000Z").lease), held, "n1"));
+    json failed = renewed;
+    failed["metadata"]["annotations"][model::k_slot_failed_key] = "boom";
+    EXPECT_FALSE(still_held(model::slot_lease_of(failed), held, "n1"));
+}
+
+// One bad Shim halts its own rollout, not the others' a node holds slots for; a failure about no
+// Shim at all (the API server, the disk, a broken shims.d file) halts nothing.
+TEST(ClusterRolloutGate, AFailureHaltsOnlyTheShimsItIsAbout) {
+    reconcile::Outcome rolled_back;
+    rolled_back.result = reconcile::TxnResult::rolled_back;
+    rolled_back.blamed = {"bad"};
+    EXPECT_EQ(shims_to_halt(rolled_back, {}), std::set<std::string>{"bad"});
+    const util::Expected<reconcile::Outcome> refused =
+        std::unexpected(util::Error(util::ErrorCode::checksum, "sha256 mismatch"));
+    EXPECT_EQ(shims_to_halt(refused, {"bad"}), std::set<std::string>{"bad"});
+    EXPECT_TRUE(
+        shims_to_halt(std::unexpected(util::Error(util::ErrorCode::network, "429")), {}).empty());
+    rolled_back.blamed.clear();
+    EXPECT_TRUE(shims_to_halt(rolled_back, {}).empty()) << "a config the node could not write";
+    EXPECT_TRUE(shims_to_halt(reconcile::Outcome{}, {"bad"}).empty()) << "committed";
 }
 
 } // namespace

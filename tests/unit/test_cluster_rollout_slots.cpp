@@ -4,6 +4,7 @@
 #include "shimkeeper/cluster/model/rollout_status.hpp"
 #include "shimkeeper/cluster/model/slot_board.hpp"
 #include "shimkeeper/cluster/model/slot_lease.hpp"
+#include "shimkeeper/kubeapi/micro_time.hpp"
 
 #include <gtest/gtest.h>
 
@@ -77,7 +78,14 @@ TEST(ClusterRolloutPolicy, BadStrategiesAreRefusedNamingTheField) {
 TEST(ClusterRolloutPolicy, ANodeReadsAPercentageFromTheCoordinatorsStatus) {
     auto percent = *rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", "50%"}}}}));
     EXPECT_EQ(slots_for_node(percent, shim_with(nullptr)), std::nullopt);
-    EXPECT_EQ(slots_for_node(percent, shim_with(nullptr, {{"slots", 4}})), 4);
+    EXPECT_EQ(slots_for_node(percent, shim_with(nullptr, {{"slots", 4}})), std::nullopt)
+        << "a count without the generation it was resolved for";
+    EXPECT_EQ(
+        slots_for_node(percent, shim_with(nullptr, {{"observedGeneration", 3}, {"slots", 4}})),
+        std::nullopt)
+        << "a count resolved for generation 3, the Shim is at 4";
+    EXPECT_EQ(
+        slots_for_node(percent, shim_with(nullptr, {{"observedGeneration", 4}, {"slots", 4}})), 4);
     auto count = *rollout_policy_of(shim_with({{"rolling", {{"maxUpdate", 3}}}}));
     EXPECT_EQ(slots_for_node(count, shim_with(nullptr)), 3);
 }
@@ -264,15 +272,17 @@ TEST(ClusterSlotBoard, TheSameVersionSeenAgainKeepsItsClockRunning) {
     EXPECT_EQ(board.slots()[0].seen, first);
 }
 
-TEST(ClusterSlotBoard, AListedLeaseIsAsOldAsItsRenewTime) {
-    json lease = slot(0, "a").lease.object;
-    lease["spec"]["renewTime"] = "2026-11-24T10:00:00.000000Z";
-    const auto now = std::chrono::sys_days(std::chrono::year{2026} / 11 / 24) +
-                     std::chrono::hours(10) + seconds(20);
-    SlotBoard board = SlotBoard::from_list({lease}, now);
-    // 20 s old, 15 s lease: expired, so the coordinator frees it.
-    EXPECT_EQ(slot_reclaim_reason(board.slots()[0], &k_shim_object, Clock::now()),
-              "holder a did not renew it within 15 s");
+// A node whose clock runs 20 s ahead lists a slot renewed a moment ago: its renewTime reads 20 s
+// old here. It is live all the same (never the writer's clock against this one), and the node
+// waits for it instead of taking it.
+TEST(ClusterSlotBoard, AListedLeaseIsNeverJudgedByItsRenewTimeAgainstThisClock) {
+    json lease = slot(0, "a", {"spin", "u-1", 4, 1}).lease.object;
+    lease["spec"]["renewTime"] =
+        kubeapi::micro_time(std::chrono::system_clock::now() - seconds(20));
+    SlotBoard board = SlotBoard::from_list({lease});
+    ASSERT_EQ(board.slots().size(), 1U);
+    EXPECT_EQ(slot_reclaim_reason(board.slots()[0], &k_shim_object, Clock::now()), std::nullopt);
+    EXPECT_EQ(decide_slot(board.slots(), {"spin", "u-1", 4, 1}, "skewed", 0).kind, Kind::wait);
 }
 
 TEST(ClusterRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamingNodeAndResume) {

@@ -392,5 +392,43 @@ TEST_F(TransactionTest, NextTransactionRecoversAnInterruptedEntryFirst) {
     EXPECT_NE(journal.load().value()->id, "interrupted");
 }
 
+// A failure says which shims it is about (a rollout halts only for those, issue 22): the shim
+// that could not be staged, the shims whose change containerd would not serve; none for a
+// failure of the node itself.
+TEST_F(TransactionTest, AFailureNamesOnlyTheShimsItIsAbout) {
+    ASSERT_TRUE(apply({shim("v1")}));
+    spec::ShimSpec other = shim("o1");
+    other.name = "other";
+    other.handler = "other";
+    other.runtime_type = "io.containerd.other.v2";
+    other.binary = "containerd-shim-other-v2";
+
+    std::vector<std::vector<std::string>> refusals;
+    Node hearing = node();
+    hearing.refused_about = [&](const std::vector<std::string>& shims) {
+        refusals.push_back(shims);
+    };
+    spec::ShimSpec unfetchable = other;
+    unfetchable.fetch.sha256 = std::string(64, '0');
+    auto refused = execute(hearing, {shim("v1"), unfetchable}, "apply", Restart::yes);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refusals, (std::vector<std::vector<std::string>>{{"other"}}));
+
+    m_containerd.hidden = "other"; // its handler never registers
+    auto rolled_back = apply({shim("v1"), other});
+    ASSERT_TRUE(rolled_back) << rolled_back.error().message();
+    EXPECT_EQ(rolled_back->result, TxnResult::rolled_back) << rolled_back->reason;
+    EXPECT_EQ(rolled_back->blamed, std::vector<std::string>{"other"})
+        << "demo did not change: the failure is not about it";
+    m_containerd.hidden.clear();
+
+    hearing.before_change = [](const NodePlan&, const store::StoreState&) -> util::Expected<void> {
+        return util::fail(util::ErrorCode::network, "the API server does not answer");
+    };
+    auto not_about_a_shim = execute(hearing, {shim("v1"), other}, "apply", Restart::yes);
+    ASSERT_FALSE(not_about_a_shim);
+    EXPECT_EQ(refusals.size(), 1U) << "a refusal about no shim names none";
+}
+
 } // namespace
 } // namespace shimkeeper::reconcile

@@ -61,12 +61,13 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     std::map<std::string, std::string> waiting;
     if (gate) {
         desired = TRY(gate->admit(*desired));
-        waiting = gate->waiting();
+        gate->attach(node);
     }
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
     if (gate) {
         gate->finish(outcome);
+        waiting = gate->waiting(); // a slot lost before the point of no return waits too
     }
     report_metrics(ctx, outcome, clock);
     if (report) {

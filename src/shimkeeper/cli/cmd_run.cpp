@@ -110,18 +110,20 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
             return failed(admitted.error());
         }
         desired = std::move(*admitted);
+        (*gate)->attach(node);
     }
+    const TransactionClock clock;
+    auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
+    if (*gate) {
+        (*gate)->finish(outcome); // before the Node report: a failure halts the rollout sooner
+    }
+    // After the transaction: a Shim whose slot was lost before the point of no return waits too.
     const std::map<std::string, std::string> waiting =
         *gate ? (*gate)->waiting() : std::map<std::string, std::string>{};
     if (watches != nullptr) {
         watches->wait_for(
             *gate ? (*gate)->waiting_for()
                   : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{});
-    }
-    const TransactionClock clock;
-    auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
-    if (*gate) {
-        (*gate)->finish(outcome); // before the Node report: a failure halts the rollout sooner
     }
     report_metrics(ctx, outcome, clock);
     auto state = ctx.store.load_state();

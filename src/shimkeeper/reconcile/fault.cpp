@@ -15,13 +15,18 @@ void fault_point(const char* step) {
         std::raise(SIGKILL);
     }
     // SHIMKEEPER_FAULT_RUN="<step>:<shell command>": another writer acting at exactly that
-    // moment (the concurrency tests edit a config between the plan and the write).
+    // moment (the concurrency tests edit a config between the plan and the write). "*:<command>"
+    // runs it at every step, with $SHIMKEEPER_FAULT_STEP naming the step (a recorder of when
+    // transactions pass their steps).
     const char* run = std::getenv("SHIMKEEPER_FAULT_RUN");
     if (run != nullptr) {
         const std::string_view spec(run);
         const auto colon = spec.find(':');
-        if (colon != std::string_view::npos && spec.substr(0, colon) == step) {
-            const std::string command(spec.substr(colon + 1));
+        const std::string_view wanted_step = spec.substr(0, colon);
+        if (colon != std::string_view::npos && (wanted_step == step || wanted_step == "*")) {
+            const std::string command = "SHIMKEEPER_FAULT_STEP=" + std::string(step) +
+                                        "; export SHIMKEEPER_FAULT_STEP; " +
+                                        std::string(spec.substr(colon + 1));
             if (std::system(command.c_str()) != 0) {
                 std::raise(SIGKILL); // a hook that failed would make the test meaningless
             }

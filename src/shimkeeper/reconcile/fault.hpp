@@ -19,8 +19,10 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 
 // The deliberately broken behaviours:
 //   handler-before-label: a cluster shim's removal keeps its label until after the handler went
-//     (cluster_report.cpp skips the label-first report), the order uninstall must never take.
-inline constexpr std::array<std::string_view, 1> k_fault_switches = {"handler-before-label"};
+//     (cluster_report.cpp skips the label-first report), the order uninstall must never take;
+//   slot-wait: a rolling Shim changes on a node that got no rollout slot (rollout_gate.cpp).
+inline constexpr std::array<std::string_view, 2> k_fault_switches = {"handler-before-label",
+                                                                      "slot-wait"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);

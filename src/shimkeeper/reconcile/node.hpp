@@ -35,6 +35,10 @@ struct Node {
     // goes before the handler does). An error refuses the transaction; nothing has changed.
     std::function<util::Expected<void>(const NodePlan&, const store::StoreState&)> before_change =
         {};
+    // Called when the transaction is refused for a reason about particular shims (one that could
+    // not be staged, a config containerd refused with their change): cluster mode halts the
+    // rollout of those Shims only (a refusal without this call is about none of them).
+    std::function<void(const std::vector<std::string>& shims)> refused_about = {};
 };
 
 } // namespace shimkeeper::reconcile

@@ -66,9 +66,10 @@ private:
         m_entry.steps.push_back(name);
         return m_journal.save(m_entry);
     }
-    util::Expected<Outcome> refuse(util::Error error);
+    util::Expected<Outcome> refuse(util::Error error, const std::vector<std::string>& about = {});
     util::Expected<Outcome> change_node(store::StoreState state);
-    util::Expected<Outcome> roll_back(std::string reason);
+    util::Expected<Outcome> roll_back(std::string reason, std::vector<std::string> blamed = {});
+    std::vector<std::string> changed_shims() const;
     util::Expected<Outcome> commit(store::StoreState state);
     util::Expected<bool> restart_and_check(const health::HealthExpectation& expectation,
                                            std::string& reason);
@@ -110,7 +111,11 @@ void Transaction::log_shim_changes(TxnResult result) const {
 }
 
 // Refused before the first change: the node is untouched; the journal records why.
-util::Expected<Outcome> Transaction::refuse(util::Error error) {
+util::Expected<Outcome> Transaction::refuse(util::Error error,
+                                            const std::vector<std::string>& about) {
+    if (!about.empty() && m_node.refused_about) {
+        m_node.refused_about(about);
+    }
     m_entry.result = TxnResult::failed;
     m_entry.reason = error.message();
     m_entry.finished = util::now_rfc3339();
@@ -153,9 +158,21 @@ util::Expected<bool> Transaction::restart_and_check(const health::HealthExpectat
 
 // The entry stays `in-progress` on disk if it cannot be saved as finished: the next
 // transaction (or the daemon's next attempt) then recovers it before anything else.
-util::Expected<Outcome> Transaction::roll_back(std::string reason) {
+std::vector<std::string> Transaction::changed_shims() const {
+    std::vector<std::string> out;
+    for (const auto& action : m_outcome.plan.shims.actions) {
+        if (action.kind != ActionKind::unchanged) {
+            out.push_back(action.name);
+        }
+    }
+    return out;
+}
+
+util::Expected<Outcome> Transaction::roll_back(std::string reason,
+                                               std::vector<std::string> blamed) {
     m_log.error(reason + "; rolling back");
     m_entry.reason = reason;
+    m_outcome.blamed = std::move(blamed);
     auto restored = restore_before_state(m_node, m_entry, &m_written);
     std::string rollback_problem;
     if (!restored) {
@@ -274,7 +291,7 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
                                  m_node.downloader, stage_options,
                                  m_log.with({.shim = spec.name, .handler = spec.handler}));
         if (!staged) {
-            return refuse(std::move(staged.error()));
+            return refuse(std::move(staged.error()), {spec.name});
         }
         artifacts.push_back(KnownArtifact{staged->digest, staged->binary_path});
     }
@@ -289,7 +306,7 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     m_outcome.plan = std::move(*plan);
     for (const auto& change : m_outcome.plan.config_changes) {
         if (auto valid = containerd::prevalidate(m_node.detection, change, m_node.root); !valid) {
-            return refuse(std::move(valid.error()));
+            return refuse(std::move(valid.error()), changed_shims());
         }
     }
     if (m_outcome.plan.converged()) {
@@ -390,11 +407,12 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
             expectation_for(m_node.store, plan.shims.target, m_before_status, dropped);
         std::string reason;
         auto healthy = restart_and_check(expectation, reason);
+        // containerd would not start, or not serve the target, with what the shims changed.
         if (!healthy) {
-            return roll_back(healthy.error().message());
+            return roll_back(healthy.error().message(), changed_shims());
         }
         if (!*healthy) {
-            return roll_back(reason);
+            return roll_back(reason, changed_shims());
         }
         if (auto saved = step("health"); !saved) {
             return roll_back("recording the health step: " + saved.error().message());

@@ -31,6 +31,10 @@ struct Outcome {
     NodePlan plan;        // what was (or was to be) done, per shim, link and config file
     std::optional<JournalEntry> recovered; // an interrupted transaction closed first
     bool changed_underneath = false;       // rolled back because a file was edited by someone else
+    // The shims a failure is about (containerd would not run or serve what they changed); empty
+    // for a failure of the node itself (a file it could not write). A refusal says it through
+    // Node::refused_about.
+    std::vector<std::string> blamed;
 
     // 0 committed or nothing to do, 1 failed or rolled back.
     int exit_code() const { return result == TxnResult::committed ? 0 : 1; }

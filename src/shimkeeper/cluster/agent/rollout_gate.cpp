@@ -4,6 +4,7 @@
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/reconcile/record.hpp"
 
 #include <algorithm>
@@ -190,6 +191,11 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                                                   m_cluster.settings().namespace_name, me,
                                                   k_slot_lease_duration, m_held, m_log);
     }
+    if (reconcile::fault_switch("slot-wait")) {
+        m_log.warning("rollout: SHIMKEEPER_FAULT_SWITCH=slot-wait: changing every Shim without "
+                      "waiting for its slot (a deliberately broken build)");
+        return desired;
+    }
     return held_back_desired(desired, state, held_back);
 }
 
@@ -209,6 +215,53 @@ void RolloutGate::release_unclaimed(SlotKeeper& keeper) {
     m_claimed.clear();
 }
 
+std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& outcome,
+                                    const std::vector<std::string>& refused_about) {
+    if (outcome && outcome->exit_code() == 0) {
+        return {};
+    }
+    const std::vector<std::string>& blamed = outcome ? outcome->blamed : refused_about;
+    return {blamed.begin(), blamed.end()};
+}
+
+void RolloutGate::attach(reconcile::Node& node) {
+    node.before_change = [this, earlier = std::move(node.before_change)](
+                             const reconcile::NodePlan& plan,
+                             const store::StoreState& state) -> util::Expected<void> {
+        // Before the Node report (a node without a slot does not say `installing`) and again
+        // after it (that is a request, and may take long): the last check is as close to the
+        // first change as it gets.
+        TRY(confirm_fresh_slots());
+        if (earlier) {
+            TRY(earlier(plan, state));
+        }
+        return confirm_fresh_slots();
+    };
+    node.refused_about = [this](const std::vector<std::string>& shims) {
+        m_refused_about = shims;
+    };
+}
+
+util::Expected<void> RolloutGate::confirm_fresh_slots() {
+    if (!m_renewal) {
+        return {};
+    }
+    const auto now = std::chrono::steady_clock::now();
+    for (const HeldSlot& held : m_renewal->held()) {
+        if (auto why = why_slot_not_fresh(held, k_slot_lease_duration, now)) {
+            const std::string message = "not changing Shim/" + held.target.shim + " generation " +
+                                        std::to_string(held.target.generation) + ": " + *why +
+                                        "; the node stays as it is and waits for a slot again";
+            // Not a failure of the Shim: it waits, and what the Node says of it stays true.
+            m_waiting[held.target.shim] = message;
+            m_waiting_for[held.target.shim] = held.target;
+            m_log.warning("rollout: " + message, {.shim = held.target.shim});
+            return util::fail(util::ErrorCode::conflict, message);
+        }
+    }
+    return {};
+}
+
 void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
     if (m_renewal) {
         m_held = m_renewal->stop();
@@ -217,26 +270,38 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
     SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, m_cluster.node_name(),
                       k_slot_lease_duration);
     const bool ok = outcome && outcome->exit_code() == 0;
+    const std::set<std::string> halting = shims_to_halt(outcome, m_refused_about);
     for (const HeldSlot& held : m_held) {
         const std::string slot = kubeapi::name_of(held.lease);
         const std::string what =
             "Shim/" + held.target.shim + " generation " + std::to_string(held.target.generation);
-        if (ok) {
+        if (ok || !halting.contains(held.target.shim)) {
             auto released = keeper.release(held);
+            const std::string done =
+                ok ? what + " done here"
+                   : what + " not changed here (the failure is not about it: its rollout goes on)";
+            if (!ok) {
+                // Not failed: it waits for a slot again, and what the Node says of it stays true.
+                m_waiting.try_emplace(held.target.shim,
+                                      what + " waits: the transaction failed, not because of it");
+                m_waiting_for.try_emplace(held.target.shim, held.target);
+            }
             if (released) {
-                m_log.info("rollout: " + what + " done here; released slot " + slot,
+                m_log.info("rollout: " + done + "; released slot " + slot,
                            {.shim = held.target.shim});
             } else {
                 // It expires on its own within one lease duration.
-                m_log.warning("rollout: " + released.error().message());
+                m_log.warning("rollout: " + done + "; " + released.error().message(),
+                              {.shim = held.target.shim});
             }
             continue;
         }
         const std::string reason = outcome ? outcome->reason : outcome.error().message();
         auto marked = keeper.fail(held, reason);
-        m_log.error("rollout: " + what + " failed here (" + reason + "); slot " + slot +
-                        (marked ? " marked failed: the rollout halts"
-                                : " not marked failed: " + marked.error().message()),
+        m_log.error("rollout: " + what + " failed here (" + reason + "); " +
+                        (marked
+                             ? "slot " + *marked + " marked failed: the rollout halts"
+                             : "slot " + slot + " not marked failed: " + marked.error().message()),
                     {.shim = held.target.shim});
     }
     m_held.clear();

@@ -4,6 +4,15 @@
 // the transaction changes only what holds a slot. After the transaction a slot is released on
 // success and marked failed on failure, which halts that Shim generation everywhere.
 //
+// Two promises of issue 22 are kept here. A slot is a real bound: attach() makes the
+// transaction's last step before its first change (Node::before_change, around the Node report's
+// own) refuse unless every slot held is fresh (slot_keeper.hpp: confirmed by the API server within
+// two thirds of its lease, never lost), so a node whose slot expired while it downloaded never
+// writes config or restarts; the refused transaction is no failure of the Shim, its slot goes back
+// and the node waits for one again. A halt halts only its Shim: finish() marks failed only the
+// slots of Shims the failure is about (Outcome::blamed, Node::refused_about); a failure about
+// nothing in particular (the API server, the disk) releases every slot and halts nothing.
+//
 // Decisions (ARCHITECTURE.md): a node whose change for a Shim is nothing (already at the spec, a
 // new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate waits
 // for the coordinator's `status.slots`; `apply` judges the slots from one list (no watch), read
@@ -56,6 +65,12 @@ struct ClaimedSlot {
 };
 using ClaimedSlots = std::map<std::string, ClaimedSlot>;
 
+// Pure: the Shims whose slots a failed transaction marks failed (halting their rollout): those
+// the failure is about, and only those; none for a failure about nothing in particular.
+// `refused_about`: what Node::refused_about said, for a refusal (an Error).
+std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& outcome,
+                                    const std::vector<std::string>& refused_about);
+
 // Pure: the claimed slot for `target` (same Shim object and generation), taken from `claimed`,
 // while it is fresh enough to trust without a renewal (a third of the lease duration); what is
 // left in `claimed` is not wanted and should be released.
@@ -76,20 +91,27 @@ public:
     // Takes what slots it can and narrows `desired` to what this node may change now; starts
     // renewing the slots taken.
     util::Expected<spec::DesiredShims> admit(const spec::DesiredShims& desired);
-    // Shim -> why it waits (halted, every slot busy, ...).
+    // Shim -> why it waits (halted, every slot busy, its slot lost before the point of no
+    // return: read it again after the transaction).
     const std::map<std::string, std::string>& waiting() const { return m_waiting; }
     // Shim -> what it waits to roll out (nullopt: the slot count is not resolved yet), so that a
     // watcher can tell whether a change of the slots frees one for this node.
     const std::map<std::string, std::optional<model::RolloutTarget>>& waiting_for() const {
         return m_waiting_for;
     }
-    // Releases the slots held (the transaction committed) or marks them failed.
+    // Makes `node`'s before_change (kept) also refuse a transaction that would pass its point
+    // of no return without a fresh slot for every Shim it holds one for, and hears what a
+    // refusal is about (Node::refused_about).
+    void attach(reconcile::Node& node);
+    // Releases the slots held (the transaction committed, or failed for another reason than
+    // their Shim) or marks failed those of the Shims the failure is about.
     void finish(const util::Expected<reconcile::Outcome>& outcome);
 
 private:
     RolloutGate(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
                 kubeapi::Client client, const model::SlotBoard* watched, ClaimedSlots claimed);
     void release_unclaimed(SlotKeeper& keeper);
+    util::Expected<void> confirm_fresh_slots();
 
     const ClusterSource& m_cluster;
     const store::Store& m_store;
@@ -100,6 +122,7 @@ private:
     std::map<std::string, std::string> m_waiting;
     std::map<std::string, std::optional<model::RolloutTarget>> m_waiting_for;
     std::vector<HeldSlot> m_held;
+    std::vector<std::string> m_refused_about;
     std::unique_ptr<SlotRenewal> m_renewal;
 };
 

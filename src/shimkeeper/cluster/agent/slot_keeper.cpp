@@ -10,6 +10,7 @@ using nlohmann::json;
 
 util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTarget& target,
                                                          const model::SlotDecision& decision) {
+    const auto sent = std::chrono::steady_clock::now();
     const std::string now = kubeapi::micro_time(std::chrono::system_clock::now());
     const json* existing = decision.existing ? &decision.existing->lease.object : nullptr;
     json lease = model::slot_lease_for(target, decision.index, m_me, m_duration, now, existing);
@@ -26,7 +27,31 @@ util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTar
                 .with_context("taking rollout slot " +
                               model::slot_lease_name(target.shim, decision.index)));
     }
-    return HeldSlot{target, std::move(*written)};
+    return HeldSlot{target, std::move(*written), sent, {}};
+}
+
+std::optional<std::string> why_slot_not_fresh(const HeldSlot& held, std::chrono::seconds duration,
+                                              std::chrono::steady_clock::time_point now) {
+    const std::string name = kubeapi::name_of(held.lease);
+    if (!held.lost.empty()) {
+        return "rollout slot " + name + " is no longer this node's: " + held.lost;
+    }
+    const auto age = now - held.confirmed;
+    if (age * 3 >= duration * 2) {
+        return "rollout slot " + name + " was last confirmed by the API server " +
+               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
+               " s ago (lease " + std::to_string(duration.count()) +
+               " s): it may be another node's by now";
+    }
+    return std::nullopt;
+}
+
+bool still_held(const model::SlotLease& current, const HeldSlot& held, const std::string& me) {
+    const json::json_pointer acquired("/spec/acquireTime");
+    return current.holder == me && current.uid == held.target.uid &&
+           current.generation == held.target.generation && current.failed.empty() &&
+           current.object.value(acquired, std::string()) ==
+               held.lease.value(acquired, std::string());
 }
 
 util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
@@ -52,42 +77,109 @@ util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
     if (model::slot_lease_of(*current).holder != m_me) {
         return {};
     }
-    return release(HeldSlot{held.target, std::move(*current)});
+    return release(HeldSlot{held.target, std::move(*current), held.confirmed, held.lost});
 }
 
-util::Expected<void> SlotKeeper::fail(const HeldSlot& held, const std::string& reason) {
+util::Expected<std::string> SlotKeeper::fail(const HeldSlot& held, const std::string& reason) {
     const std::string name = kubeapi::name_of(held.lease);
     // An annotation value is not limited by the API, but a reason need not be a novel.
     const std::string text = reason.size() > 1000 ? reason.substr(0, 1000) + "..." : reason;
+    bool ours = false;
     auto marked = kubeapi::update_with_retry(
         m_client, kubeapi::leases_resource(), m_ns, name,
         [&](json& lease) -> util::Expected<kubeapi::Changed> {
-            const model::SlotLease seen = model::slot_lease_of(lease);
-            if (seen.holder != m_me || seen.uid != held.target.uid) {
-                return kubeapi::Changed::no; // expired and taken over: nothing of ours to mark
+            ours = model::slot_lease_of(lease).holder == m_me &&
+                   model::slot_lease_of(lease).uid == held.target.uid;
+            if (!ours) {
+                return kubeapi::Changed::no; // expired and taken over: a marker of its own below
             }
             lease["metadata"]["annotations"][model::k_slot_failed_key] = text;
             lease["spec"]["renewTime"] = kubeapi::micro_time(std::chrono::system_clock::now());
             return kubeapi::Changed::yes;
         });
-    if (!marked) {
+    if (marked && ours) {
+        return name;
+    }
+    if (!marked && marked.error().code() != util::ErrorCode::not_found) {
         return std::unexpected(
             std::move(marked.error()).with_context("marking rollout slot " + name + " failed"));
     }
-    return {};
+    return mark_failed_elsewhere(held, text);
+}
+
+util::Expected<std::string> SlotKeeper::mark_failed_elsewhere(const HeldSlot& held,
+                                                              const std::string& text) {
+    const int own = model::slot_index_of(kubeapi::name_of(held.lease));
+    const int first_extra = std::max(held.target.slots, own + 1);
+    constexpr int k_extra_names = 64;
+    for (int k = -1; k < k_extra_names; ++k) {
+        const int index = k < 0 ? own : first_extra + k;
+        if (index < 0) {
+            continue;
+        }
+        const std::string now = kubeapi::micro_time(std::chrono::system_clock::now());
+        json lease = model::slot_lease_for(held.target, index, m_me, m_duration, now, nullptr);
+        lease["metadata"]["namespace"] = m_ns;
+        lease["metadata"]["annotations"][model::k_slot_failed_key] = text;
+        auto created = m_client.create(kubeapi::leases_resource(), m_ns, lease);
+        if (created) {
+            return kubeapi::name_of(*created);
+        }
+        if (created.error().code() != util::ErrorCode::conflict) {
+            return std::unexpected(
+                std::move(created.error())
+                    .with_context("marking the rollout of Shim/" + held.target.shim + " failed"));
+        }
+    }
+    return util::fail(
+        util::ErrorCode::conflict,
+        "marking the rollout of Shim/" + held.target.shim + " failed: every name up to " +
+            model::slot_lease_name(held.target.shim, first_extra + k_extra_names - 1) + " exists");
 }
 
 util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
-    json lease = held.lease;
-    lease["spec"]["renewTime"] = kubeapi::micro_time(std::chrono::system_clock::now());
-    auto written = m_client.update(kubeapi::leases_resource(), m_ns, lease);
-    if (!written) {
-        return std::unexpected(
-            std::move(written.error())
-                .with_context("renewing rollout slot " + kubeapi::name_of(lease)));
+    const std::string name = kubeapi::name_of(held.lease);
+    for (int attempt = 1;; ++attempt) {
+        const auto sent = std::chrono::steady_clock::now();
+        json lease = held.lease;
+        lease["spec"]["renewTime"] = kubeapi::micro_time(std::chrono::system_clock::now());
+        auto written = m_client.update(kubeapi::leases_resource(), m_ns, lease);
+        if (written) {
+            held.lease = std::move(*written);
+            held.confirmed = sent;
+            return {};
+        }
+        const util::ErrorCode code = written.error().code();
+        if (code == util::ErrorCode::not_found) {
+            held.lost = "it is gone (the coordinator frees a slot not renewed within its lease)";
+            return std::unexpected(
+                std::move(written.error()).with_context("renewing rollout slot " + name));
+        }
+        if (code != util::ErrorCode::conflict || attempt == 2) {
+            return std::unexpected(
+                std::move(written.error()).with_context("renewing rollout slot " + name));
+        }
+        // A 409: someone wrote it since this node's last confirmed write. This node itself, when
+        // a renewal's answer was lost: then the Lease is still the one taken, and its version
+        // is adopted. Anyone else: it is lost.
+        auto current = m_client.get(kubeapi::leases_resource(), m_ns, name);
+        if (!current) {
+            if (current.error().code() == util::ErrorCode::not_found) {
+                held.lost =
+                    "it is gone (the coordinator frees a slot not renewed within its lease)";
+            }
+            return std::unexpected(
+                std::move(current.error()).with_context("renewing rollout slot " + name));
+        }
+        const model::SlotLease seen = model::slot_lease_of(*current);
+        if (!still_held(seen, held, m_me)) {
+            held.lost = seen.holder == m_me ? "it was taken again or marked failed since"
+                                            : "node " + seen.holder + " holds it now";
+            return util::fail(util::ErrorCode::conflict,
+                              "renewing rollout slot " + name + ": " + held.lost);
+        }
+        held.lease = std::move(*current);
     }
-    held.lease = std::move(*written);
-    return {};
 }
 
 SlotRenewal::SlotRenewal(kubeapi::KubeConfig config, std::string ns, std::string me,
@@ -114,18 +206,34 @@ std::vector<HeldSlot> SlotRenewal::stop() {
     return m_held;
 }
 
+std::vector<HeldSlot> SlotRenewal::held() const {
+    std::lock_guard lock(m_mutex);
+    return m_held;
+}
+
 void SlotRenewal::loop() {
     const auto period =
         std::chrono::duration_cast<std::chrono::milliseconds>(m_keeper.duration()) / 3;
     std::unique_lock lock(m_mutex);
     while (!m_wake.wait_for(lock, period, [this] { return m_stopping; })) {
-        for (HeldSlot& held : m_held) {
+        // Renewed on a copy, without the lock: a request can hang for as long as the client
+        // lets it, and the gate must still read how fresh each slot is meanwhile.
+        std::vector<HeldSlot> renewing = m_held;
+        lock.unlock();
+        for (HeldSlot& held : renewing) {
+            if (!held.lost.empty()) {
+                continue; // another node's now: writing it again could only fail
+            }
             // A failed renewal is retried next period; the slot expires only if every renewal
-            // within a lease duration fails, and then another node may take it: that is the rule.
+            // within a lease duration fails, and then another node may take it: that is the rule,
+            // and the gate then stops the transaction before its point of no return.
             if (auto renewed = m_keeper.renew(held); !renewed) {
-                m_log.warning("rollout: " + renewed.error().message());
+                m_log.warning("rollout: " + renewed.error().message() +
+                              (held.lost.empty() ? "" : "; this node no longer holds it"));
             }
         }
+        lock.lock();
+        m_held = std::move(renewing);
     }
 }
 

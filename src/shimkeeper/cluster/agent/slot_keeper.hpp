@@ -1,9 +1,16 @@
-// The writes behind rollout slots (slot_lease.hpp decides): take a slot (create, or take an
-// expired/released one over at the resourceVersion seen: the API server lets one writer win),
-// renew the slots held while a transaction runs (a thread of its own, since the transaction
-// blocks the daemon's loop for as long as a download or a health check takes), release a slot
-// after success (delete at the version held) and mark one failed (it then stays, and halts the
-// rollout of that generation).
+// The writes behind rollout slots (slot_lease.hpp decides): take a slot (create, or move this
+// node's own one to a new generation: the API server lets one writer win), renew the slots held
+// while a transaction runs (a thread of its own, since the transaction blocks the daemon's loop
+// for as long as a download or a health check takes), release a slot after success (delete at
+// the version held) and mark one failed (it then stays, and halts the rollout of that
+// generation).
+//
+// A slot is a bound only while it is fresh (issue 22): each HeldSlot remembers when the last
+// write of it that the API server confirmed was sent (this node's monotonic clock, never the
+// Lease's renewTime), and whether it was lost (gone, or another node's now). The coordinator
+// frees a slot only a lease duration after it saw that version, so a slot confirmed less than
+// two thirds of a duration ago cannot have been handed to anyone yet: the gate lets a
+// transaction past its point of no return only then (rollout_gate.hpp).
 #pragma once
 
 #include "shimkeeper/cluster/model/slot_lease.hpp"
@@ -12,6 +19,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace shimkeeper::cluster::agent {
@@ -19,7 +27,21 @@ namespace shimkeeper::cluster::agent {
 struct HeldSlot {
     model::RolloutTarget target;
     nlohmann::json lease; // the version this node wrote last
+    // When the request of the last confirmed write (take or renewal) was sent.
+    std::chrono::steady_clock::time_point confirmed{};
+    std::string lost; // why the slot is no longer this node's; empty while it is
 };
+
+// Why `held` may not be trusted as this node's slot at `now`: lost, or not confirmed for two
+// thirds of `duration` (the rest is the margin for the config write and restart to begin).
+// nullopt: fresh.
+std::optional<std::string> why_slot_not_fresh(const HeldSlot& held, std::chrono::seconds duration,
+                                              std::chrono::steady_clock::time_point now);
+
+// Pure: whether `current` (the Lease as the API server has it now) is still the slot this node
+// took, `held`: same holder, object, generation and acquisition, not failed. Only then may a
+// renewal whose answer was lost adopt its resourceVersion.
+bool still_held(const model::SlotLease& current, const HeldSlot& held, const std::string& me);
 
 class SlotKeeper {
 public:
@@ -34,13 +56,23 @@ public:
     // in the meantime (it expired) is left to it.
     util::Expected<void> release(const HeldSlot& held);
     // Marks the slot failed with `reason`, at whatever version it has now, while it is ours.
-    util::Expected<void> fail(const HeldSlot& held, const std::string& reason);
-    // One renewal (renewTime now); updates held.lease.
+    // Lost (gone, or another node's now: it expired while this node could not renew), the
+    // failure still halts the rollout: a failed slot Lease of the same generation is created
+    // under the first absent name, from the slot's own index upwards (decision, issue 22: the
+    // marker is an ordinary failed slot, so the coordinator's RolloutHalted, the waiting nodes
+    // and `kubectl delete lease` to resume treat it like any other). Returns the Lease marked.
+    util::Expected<std::string> fail(const HeldSlot& held, const std::string& reason);
+    // One renewal (renewTime now); updates held.lease and held.confirmed. A 409 whose cause is
+    // this node's own earlier renewal (its answer lost on the way) adopts the version the API
+    // server has and renews again; a slot gone or another node's sets held.lost.
     util::Expected<void> renew(HeldSlot& held);
 
     std::chrono::seconds duration() const { return m_duration; }
 
 private:
+    util::Expected<std::string> mark_failed_elsewhere(const HeldSlot& held,
+                                                      const std::string& text);
+
     kubeapi::Client& m_client;
     std::string m_ns;
     std::string m_me;
@@ -58,6 +90,8 @@ public:
     SlotRenewal& operator=(const SlotRenewal&) = delete;
 
     std::vector<HeldSlot> stop();
+    // The slots as the last renewals left them (the thread keeps renewing).
+    std::vector<HeldSlot> held() const;
 
 private:
     void loop();
@@ -65,7 +99,7 @@ private:
     kubeapi::Client m_client;
     SlotKeeper m_keeper;
     util::Log m_log;
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     std::condition_variable m_wake;
     bool m_stopping = false;
     std::vector<HeldSlot> m_held;

@@ -207,15 +207,18 @@ void CoordinatorPass::remove_orphans() {
 }
 
 json CoordinatorPass::with_rollout(const json& shim, const model::Rollup& rollup, json status) {
-    if (!m_view->slots_synced) {
-        return status; // judged once the slots are known; until then the status keeps its own
-    }
     const model::RolloutStatus rollout = model::rollout_status(shim, rollup, m_view->slots);
     const json current = shim.value("status", json::object());
+    // The slot count goes with the observedGeneration it is written beside, always: nodes trust
+    // `slots` only for that generation (rollout_policy.hpp), so a count left from an older one
+    // under a new observedGeneration would be the stale bound this rule exists to prevent.
     if (rollout.slots) {
         status["slots"] = *rollout.slots;
     } else if (current.contains("slots")) {
         status["slots"] = nullptr; // a merge patch deletes it
+    }
+    if (!m_view->slots_synced) {
+        return status; // halted or not is judged once the slots are known
     }
     status["conditions"] = model::merge_conditions(status["conditions"], {rollout.halted},
                                                    rollup.generation, util::now_rfc3339());

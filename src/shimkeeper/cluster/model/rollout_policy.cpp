@@ -80,6 +80,13 @@ std::optional<int> slots_for_node(const RolloutPolicy& policy, const json& shim)
     if (!policy.percent) {
         return policy.max_update;
     }
+    // A count resolved for another generation is not this one's (an edit from 100% to 25% would
+    // be judged with the old count): the status must have observed the Shim's generation.
+    const long generation = shim.value(json::json_pointer("/metadata/generation"), 0L);
+    const long observed = shim.value(json::json_pointer("/status/observedGeneration"), -1L);
+    if (observed != generation) {
+        return std::nullopt;
+    }
     const json::json_pointer where("/status/slots");
     if (shim.contains(where) && shim.at(where).is_number_integer() &&
         shim.at(where).get<long long>() >= 1) {

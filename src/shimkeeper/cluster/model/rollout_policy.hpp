@@ -27,7 +27,8 @@ util::Expected<RolloutPolicy> rollout_policy_of(const nlohmann::json& shim);
 int resolve_slots(const RolloutPolicy& policy, int selected);
 
 // The slot count a node uses: the count itself, or the coordinator's `status.slots` for a
-// percentage (nullopt until the coordinator has resolved it).
+// percentage, only while `status.observedGeneration` is the Shim's generation (nullopt until the
+// coordinator has resolved it for this generation: a count for another one is never used).
 std::optional<int> slots_for_node(const RolloutPolicy& policy, const nlohmann::json& shim);
 
 } // namespace shimkeeper::cluster::model

@@ -5,50 +5,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
-#include <iomanip>
-#include <sstream>
 
 namespace shimkeeper::cluster::model {
 
-namespace {
-
 using nlohmann::json;
 
-// A MicroTime ("2026-11-24T10:00:00.123456Z") as a time point; nullopt when it is none.
-std::optional<std::chrono::system_clock::time_point> parse_micro(const std::string& text) {
-    std::tm tm{};
-    std::istringstream in(text);
-    in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
-    if (in.fail()) {
-        return std::nullopt;
-    }
-    auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
-    if (in.peek() == '.') {
-        in.get();
-        std::string digits;
-        while (std::isdigit(in.peek())) {
-            digits += static_cast<char>(in.get());
-        }
-        digits = (digits + "000000").substr(0, 6);
-        when += std::chrono::microseconds(std::stol(digits));
-    }
-    return when;
-}
-
-} // namespace
-
-SlotBoard SlotBoard::from_list(const std::vector<json>& leases,
-                               std::chrono::system_clock::time_point now) {
+SlotBoard SlotBoard::from_list(const std::vector<json>& leases) {
     SlotBoard board;
-    const auto steady_now = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
     for (const json& lease : leases) {
-        const auto renewed =
-            parse_micro(lease.value(json::json_pointer("/spec/renewTime"), std::string()));
-        const auto age =
-            renewed && *renewed < now ? now - *renewed : std::chrono::system_clock::duration(0);
-        board.put(lease, steady_now -
-                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(age));
+        board.put(lease, now);
     }
     board.m_synced = true;
     return board;
@@ -129,7 +95,7 @@ util::Expected<SlotBoard> read_slot_board(kubeapi::Client& client, std::string_v
     if (!leases) {
         return std::unexpected(std::move(leases.error()).with_context("reading the rollout slots"));
     }
-    return SlotBoard::from_list(leases->items, std::chrono::system_clock::now());
+    return SlotBoard::from_list(leases->items);
 }
 
 } // namespace shimkeeper::cluster::model

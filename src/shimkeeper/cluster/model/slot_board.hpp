@@ -3,8 +3,11 @@
 // for a slot costs no request and no extra watch. Each version of a Lease is stamped with when it
 // was first seen here (expiry is judged on this clock, never the writer's).
 //
-// Without a watch (`shimkeeper apply`, `status`), `from_list` builds a board from one list: a
-// Lease's age is then taken from its renewTime against this host's clock, the only clock there is.
+// Without a watch (`shimkeeper apply`, `status`), `from_list` builds a board from one list, every
+// Lease stamped as seen now. Never from its renewTime: that is the writer's clock, and a host 20 s
+// ahead would judge a live slot expired (issue 22). Nothing on a node judges expiry anyway (a node
+// only creates absent slots; the coordinator frees expired ones by its own watch), so a listed
+// board's clocks only start running.
 #pragma once
 
 #include "shimkeeper/cluster/model/slot_lease.hpp"
@@ -24,8 +27,7 @@ public:
     // a waiting node may now take it (a slot taken or renewed frees nothing).
     using Listener = std::function<void(const std::string& shim, bool may_free)>;
 
-    static SlotBoard from_list(const std::vector<nlohmann::json>& leases,
-                               std::chrono::system_clock::time_point now);
+    static SlotBoard from_list(const std::vector<nlohmann::json>& leases);
 
     // A watch event on the namespace's Leases (not slot Leases are ignored).
     void apply(const kubeapi::WatchEvent& event);

@@ -23,7 +23,8 @@ std::string annotation(const json& lease, const char* key) {
                                                             : std::string();
 }
 
-// The <i> of "...-slot-<i>"; -1 for any other name.
+} // namespace
+
 int slot_index_of(const std::string& name) {
     const auto at = name.rfind("-slot-");
     if (at == std::string::npos) {
@@ -35,8 +36,6 @@ int slot_index_of(const std::string& name) {
     auto [ptr, ec] = std::from_chars(first, last, index);
     return ec == std::errc() && ptr == last && first != last ? index : -1;
 }
-
-} // namespace
 
 std::string slot_lease_name(std::string_view shim, int index) {
     const std::string suffix = "-slot-" + std::to_string(index);

@@ -30,6 +30,8 @@ inline constexpr const char* k_slot_failed_key = "shim.containerd.x-k8s.io/faile
 
 // "<shim>-slot-<i>"; a name too long for a Lease keeps a prefix and a hash of the Shim's name.
 std::string slot_lease_name(std::string_view shim, int index);
+// The <i> of "...-slot-<i>"; -1 for any other name.
+int slot_index_of(const std::string& name);
 
 struct SlotLease {
     std::string name;

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 22, item 7: the rollout checks can fail. A check that passes on any record proves
+# nothing: rollout_crash.sh and rollout_halt.sh used to pass on an empty recording (a dead watch
+# recorder gives max holders 0 and violations 0). Here every check they rely on runs against a
+# deliberately broken build and must fail, each with the message that names the breakage:
+#   - SHIMKEEPER_FAULT_SWITCH=slot-wait (fault-injection builds): agents change a rolling Shim
+#     without waiting for a slot; rollout_check (the API server's record) reports nodes changing
+#     without a slot, and rollout_overlap (the transactions' own steps) more than maxUpdate nodes
+#     past their point of no return at once;
+#   - an empty recording (no recorder ran) fails both checks, and a record that lacks a node the
+#     test expects fails rollout_check (the record does not cover the rollout).
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
+"$SHIMKEEPER" -o json version | grep -q '"slot-wait"' ||
+    { echo "skip: $SHIMKEEPER is not a -DSHIMKEEPER_FAULT_INJECTION=ON build"; exit 77; }
+rollout_testbed
+rate=$(stat -c %s "$T/www/demo.tar.gz") # one second per download
+nodes=(node-1 node-2 node-3 node-4)
+export ROLLOUT_STEPS=$T/steps ROLLOUT_LINGER=2 SHIMKEEPER_FAULT_SWITCH=slot-wait
+: >"$ROLLOUT_STEPS"
+rollout_agents 1 4 rollout=yes
+unset SHIMKEEPER_FAULT_SWITCH
+
+# expect_failure WHAT MESSAGE CMD...: CMD must fail and say MESSAGE.
+expect_failure() {
+    local what=$1 message=$2 out
+    shift 2
+    if out=$("$@" 2>&1); then
+        fail "$what passed on a broken rollout: $out"
+    fi
+    grep -q -- "$message" <<<"$out" || fail "$what failed without saying '$message': $out"
+    echo "$out" | sed 's/^/    /'
+    pass "$what fails: $message"
+}
+
+echo "--- empty recordings: nothing recorded proves nothing"
+mkdir -p "$T/empty"
+: >"$T/empty/leases" && : >"$T/empty/nodes" && : >"$T/empty/steps"
+expect_failure "rollout_timeline.py on an empty record" "no lease event recorded" \
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rollout_timeline.py" "$T/empty/leases" \
+    "$T/empty/nodes" demo 1 --nodes "${nodes[*]}"
+expect_failure "txn_overlap.py on an empty record" "is empty" \
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/txn_overlap.py" "$T/empty/steps" 1 "${nodes[@]}"
+
+echo "--- a rollout with maxUpdate 1 whose agents skip the slot wait"
+has_coordinator() { [[ -n $(kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]; }
+kube_wait_for 60 has_coordinator || fail "no coordinator was elected"
+rollout_record
+kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" \
+    "  nodeSelector: {rollout: \"yes\"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
+all_finished() {
+    local node
+    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
+}
+kube_wait_for 120 all_finished ||
+    fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
+grep -q "SHIMKEEPER_FAULT_SWITCH=slot-wait" "$T"/roots/node-*.log || fail "no agent ran broken"
+expect_failure "rollout_check" "without a slot" rollout_check demo 1
+expect_failure "rollout_overlap" "past their point of no return at once" \
+    rollout_overlap 1 "${nodes[@]}"
+expect_failure "rollout_check's coverage" "node-9 never started changing demo" \
+    rollout_check demo 4 "" --nodes "${nodes[*]} node-9"

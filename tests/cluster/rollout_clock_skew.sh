@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Issue 22, item 4: a node whose clock runs 20 s ahead never takes or judges a live slot. Expiry is
+# judged by local observation only (the coordinator: how long since it saw a Lease change; nodes
+# judge none), never by comparing the writer's renewTime with another clock.
+# 3 agents on sandbox roots, maxUpdate 1, downloads of about 5 s; node-1's agent runs under
+# Debian's faketime 20 s ahead (its Leases' acquireTime show it). The API server's record must
+# show at most 1 holder, every node's change under its slot, and no slot taken from a live
+# holder; `shimkeeper apply` on node-1 (20 s ahead, reading the slots by one list) while another
+# node holds the slot waits instead of taking it.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
+command -v faketime >/dev/null || skip "faketime is needed (scripts/install-deps installs it)"
+[[ $(faketime -f +20s date +%s) -ge $(($(date +%s) + 19)) ]] || skip "faketime does not shift the clock here"
+rollout_testbed
+rate=$(($(stat -c %s "$T/www/demo.tar.gz") / 5)) # five seconds per download
+nodes=(node-1 node-2 node-3)
+
+kube_create_node node-1 rollout=yes
+rollout_root "$T/roots/node-1" node-1
+# faketime (LD_PRELOAD libfaketime) shifts every clock of the process, the monotonic one too.
+faketime -f +20s "$SHIMKEEPER" --root "$T/roots/node-1" run --no-restart \
+    --status-file /run/status.json >"$T/roots/node-1.log" 2>&1 &
+ROLLOUT_PIDS[node-1]=$!
+sk_track $!
+rollout_agents 2 3 rollout=yes
+
+has_coordinator() { [[ -n $(kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]; }
+kube_wait_for 60 has_coordinator || fail "no coordinator was elected"
+rollout_record
+kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" \
+    "  nodeSelector: {rollout: \"yes\"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
+
+# While another node holds the slot: apply on node-1, 20 s ahead, reads the slot (renewed a
+# moment ago by its holder's clock, 20 s "old" by node-1's) and waits.
+other_holds() {
+    local h
+    h=$(kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
+    [[ -n $h && $h != node-1 ]]
+}
+kube_wait_for 60 other_holds || fail "no other node took the slot"
+applied=$(faketime -f +20s "$SHIMKEEPER" --root "$T/roots/node-1" apply --no-restart 2>&1) || true
+grep -q "not converged: waiting for a rollout slot of Shim/demo" <<<"$applied" ||
+    fail "apply on node-1 (20 s ahead) did not wait for the live slot: $applied"
+pass "apply on node-1, 20 s ahead, waits for the live slot"
+
+all_finished() {
+    local node
+    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
+}
+kube_wait_for 180 all_finished ||
+    fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
+report=$(rollout_check demo 1 "" --nodes "${nodes[*]}") || fail "the rollout broke its bound: $report"
+echo "$report"
+# The skew was real: node-1 wrote its slot's acquireTime by its own clock, ~20 s after the API
+# server's creationTimestamp of the same Lease.
+skew=$(python3 - "$T/leases.events" <<'PY'
+import datetime, json, sys
+text = open(sys.argv[1]).read(); dec = json.JSONDecoder(); at = 0
+parse = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+while True:
+    while at < len(text) and text[at].isspace(): at += 1
+    if at >= len(text): break
+    e, at = dec.raw_decode(text, at); o = e["object"]
+    if e["type"] == "ADDED" and (o.get("spec") or {}).get("holderIdentity") == "node-1":
+        print(round((parse(o["spec"]["acquireTime"]) - parse(o["metadata"]["creationTimestamp"])).total_seconds()))
+        break
+PY
+)
+[[ -n $skew && $skew -ge 18 ]] || fail "node-1's slot does not show its clock 20 s ahead (acquireTime - creationTimestamp: '${skew}' s)"
+# Every takeover in the record is a create after a delete: nobody wrote a Lease another node held.
+python3 - "$T/leases.events" <<'PY' || fail "a slot changed holder without being freed first"
+import json, sys
+text = open(sys.argv[1]).read(); dec = json.JSONDecoder(); at = 0; holder = {}
+while True:
+    while at < len(text) and text[at].isspace(): at += 1
+    if at >= len(text): break
+    e, at = dec.raw_decode(text, at); o = e["object"]; name = o["metadata"]["name"]
+    if "-slot-" not in name: continue
+    h = (o.get("spec") or {}).get("holderIdentity", "")
+    if e["type"] == "DELETED": holder.pop(name, None); continue
+    if name in holder and holder[name] != h:
+        print("%s went from %s to %s without being freed" % (name, holder[name], h)); sys.exit(1)
+    holder[name] = h
+PY
+pass "node-1 ran ${skew} s ahead; at most 1 holder, every change under its slot, no live slot taken"

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue 22, item 4: a halt halts only its Shim. Two rolling Shims applied together on 3 agents
+# (sandbox roots), maxUpdate 1 each: `good`, and `bad` whose sha256 no download matches. node-1,
+# alone at first, takes both slots in one transaction, which fails on `bad`'s artifact; only `bad`'s slot is marked
+# failed (RolloutHalted=True for bad), `good`'s slot goes back and `good` reaches every node, its
+# rollout never halted, one node at a time.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
+rollout_testbed
+rate=$(stat -c %s "$T/www/demo.tar.gz") # one second per download
+nodes=(node-1 node-2 node-3)
+rollout_agents 1 3 rollout=yes
+has_coordinator() { [[ -n $(kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]; }
+kube_wait_for 60 has_coordinator || fail "no coordinator was elected"
+rollout_record
+
+strategy='  nodeSelector: {rollout: "yes"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}'
+# node-1 alone first, so that it takes both slots in one transaction.
+for node in "${nodes[@]:1}"; do kill -STOP "${ROLLOUT_PIDS[$node]}"; done
+{
+    kube_shim_yaml good "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" "$strategy
+  binary: containerd-shim-demo-v2"
+    echo "---"
+    kube_shim_yaml bad "$SERVER_URL/demo.tar.gz" "$(printf '%064d' 0)" "$strategy"
+} | kube_admin apply -f - >/dev/null
+
+halted() { # SHIM STATUS
+    [[ "$(kube_admin get shim "$1" -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == "$2" ]]
+}
+kube_wait_for 60 halted bad True || fail "bad's rollout never halted: $(kube_admin get shim bad -o jsonpath='{.status}')"
+for node in "${nodes[@]:1}"; do kill -CONT "${ROLLOUT_PIDS[$node]}"; done
+all_good() {
+    local node
+    for node in "${nodes[@]}"; do rollout_finished "$node" good 1 || return 1; done
+}
+kube_wait_for 120 all_good ||
+    fail "good did not reach every node: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" good)"; done)"
+halted good False || fail "good's rollout is halted: $(kube_admin get shim good -o jsonpath='{.status.conditions}')"
+# Nor did a node ever say good failed (every version of every Node in the record).
+python3 - "$T/nodes.events" <<'PY' || fail "a node reported good failed"
+import json, sys
+text = open(sys.argv[1]).read(); dec = json.JSONDecoder(); at = 0; seen = 0
+while True:
+    while at < len(text) and text[at].isspace(): at += 1
+    if at >= len(text): break
+    e, at = dec.raw_decode(text, at)
+    note = (e["object"]["metadata"].get("annotations") or {}).get("shim.containerd.x-k8s.io/good")
+    if note:
+        seen += 1
+        if json.loads(note).get("state") == "failed":
+            print(e["object"]["metadata"]["name"], note); sys.exit(1)
+sys.exit(0 if seen else 1)
+PY
+failed_slots=$(kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+print(" ".join(sorted(l["metadata"]["name"] for l in json.load(sys.stdin)["items"]
+                      if (l["metadata"].get("annotations") or {}).get("shim.containerd.x-k8s.io/failed"))))')
+[[ $failed_slots == bad-slot-0 ]] || fail "failed slots: '$failed_slots', not bad-slot-0 alone"
+# The point of the test: node-1 held both slots when bad failed (else it proves nothing).
+grep "Shim/good generation 1 not changed here" "$T/roots/node-1.log" ||
+    fail "node-1 did not hold good's slot when bad failed: $(grep "rollout:" "$T/roots/node-1.log" | head -20)"
+report=$(rollout_check good 1 "" --nodes "${nodes[*]}") || fail "good's rollout broke its bound: $report"
+echo "$report"
+pass "bad halted alone (bad-slot-0 failed); good reached all 3 nodes one at a time, never halted"

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""A TCP proxy that can be paused, for tests that cut one client off from a server without
+closing anything (the shape of a network partition: requests hang, nothing is refused).
+
+    pausable_proxy.py TARGET_HOST TARGET_PORT PORT_FILE STATE_FILE
+
+Listens on 127.0.0.1 (an ephemeral port, written to PORT_FILE once listening) and forwards every
+connection to TARGET_HOST:TARGET_PORT, bytes unchanged (TLS passes through). SIGUSR1 pauses it:
+no byte moves in either direction and new connections wait; SIGUSR2 resumes, and what was held
+goes on. STATE_FILE says "running" or "paused" once the signal has taken effect."""
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+
+running = threading.Event()
+running.set()
+
+
+def say(state_file, state):
+    tmp = state_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(state + "\n")
+    os.rename(tmp, state_file)
+
+
+def pump(source, sink):
+    try:
+        while True:
+            running.wait()
+            readable, _, _ = select.select([source], [], [], 0.2)
+            if not readable:
+                continue
+            data = source.recv(65536)
+            if not data:
+                break
+            running.wait()  # read just before a pause: held until the resume
+            sink.sendall(data)
+    except OSError:
+        pass
+    for s in (source, sink):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def serve(client, target):
+    running.wait()
+    try:
+        upstream = socket.create_connection(target)
+    except OSError:
+        client.close()
+        return
+    threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
+    threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+
+
+def main():
+    host, port, port_file, state_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+    def pause(*_):
+        running.clear()
+        say(state_file, "paused")
+
+    def resume(*_):
+        running.set()
+        say(state_file, "running")
+
+    signal.signal(signal.SIGUSR1, pause)
+    signal.signal(signal.SIGUSR2, resume)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    listener = socket.create_server(("127.0.0.1", 0))
+    say(state_file, "running")
+    tmp = port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % listener.getsockname()[1])
+    os.rename(tmp, port_file)
+    while True:
+        client, _ = listener.accept()
+        threading.Thread(target=serve, args=(client, (host, port)), daemon=True).start()
+
+
+main()
