@@ -44,7 +44,11 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
             return std::unexpected(std::move(performed.error()));
         }
         response = std::move(*performed);
-        if (m_pass) {
+        if (m_pass && response.http_code >= 500) {
+            // An API server that cannot reach its storage answers 5xx: no answer either.
+            m_pass->note_no_answer(
+                api_error(method_name(method), path, response.http_code, response.body));
+        } else if (m_pass) {
             m_pass->note_answer();
         }
         if (response.http_code != 429 || attempt >= m_throttle_retries) {

@@ -6,9 +6,9 @@
 // each is bounded by a quarter of systemd's watchdog interval (WatchdogSec, read from the
 // environment systemd gives the unit) and at most 15 s without a watchdog; and the requests of
 // one pass (a reconcile, a `status`) share an ApiPass, which pings the watchdog before each
-// request and, after the first one that got no answer (a timeout, a refused connection), fails
-// the rest at once, so a pass against a hanging API server costs one bound, not one per request.
-// The pass then goes on as it does for an unreachable API server: the last reading stands.
+// request and, after the first one that got no answer (a timeout, a refused connection, a 5xx),
+// fails the rest at once, so a pass against a hanging API server costs one bound, not one per
+// request. The pass then goes on as it does for an unreachable API server: the last reading stands.
 #pragma once
 
 #include "shimkeeper/util/error.hpp"
@@ -36,9 +36,9 @@ public:
     // Before a request: pings, and fails at once when an earlier request of this pass got no
     // answer (a network error naming that request).
     util::Expected<void> before_request() const;
-    // A request that got no answer at all (a transport failure): the rest of the pass fails.
+    // A request that got no answer (a transport failure, a 5xx): the rest of the pass fails.
     void note_no_answer(const util::Error& error);
-    // A request that got an HTTP answer, whatever its status.
+    // A request that got an HTTP answer below 500.
     void note_answer() { ++m_answers; }
     bool answered_so_far() const { return !m_no_answer.has_value(); }
     // The first request that got no answer; nullopt while every one did.
