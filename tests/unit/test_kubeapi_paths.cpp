@@ -57,7 +57,7 @@ TEST(KubeStatus, MessageAndCodeFromStatus) {
         "message":"nodes \"node-b\" is forbidden: node \"node-a\" is not allowed to modify node \"node-b\"",
         "reason":"Forbidden","code":403})";
     auto error = api_error("PATCH", "/api/v1/nodes/node-b", 403, body);
-    EXPECT_EQ(error.code(), ErrorCode::invalid_input);
+    EXPECT_EQ(error.code(), ErrorCode::refused);
     EXPECT_EQ(error.message(), "PATCH /api/v1/nodes/node-b: nodes \"node-b\" is forbidden: node "
                                "\"node-a\" is not allowed to modify node \"node-b\" (HTTP 403 "
                                "Forbidden)");
@@ -68,6 +68,23 @@ TEST(KubeStatus, CodesMapToErrorCodes) {
     EXPECT_EQ(api_error("GET", "/x", 404, "").code(), ErrorCode::not_found);
     EXPECT_EQ(api_error("GET", "/x", 410, "").code(), ErrorCode::changed);
     EXPECT_EQ(api_error("GET", "/x", 503, "").code(), ErrorCode::network);
+    EXPECT_EQ(api_error("POST", "/x", 400, "").code(), ErrorCode::invalid_input);
+    EXPECT_EQ(api_error("PATCH", "/x", 422, "").code(), ErrorCode::invalid_input);
+}
+
+// Issue 22: an expired, revoked or garbage token (401) and a credential without the right (403)
+// are a refusal the agent rides out on its last reading, not bad input that stops its files.
+TEST(KubeStatus, ARefusedCredentialIsRefusedNotBadInput) {
+    const std::string unauthorized =
+        R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized",
+            "reason":"Unauthorized","code":401})";
+    auto error = api_error("GET", "/api/v1/nodes/node-a", 401, unauthorized);
+    EXPECT_EQ(error.code(), ErrorCode::refused);
+    EXPECT_EQ(error.message(), "GET /api/v1/nodes/node-a: Unauthorized (HTTP 401 Unauthorized)");
+    EXPECT_EQ(api_error("GET", "/x", 403, "").code(), ErrorCode::refused);
+    EXPECT_EQ(error_code_for(401), ErrorCode::refused);
+    EXPECT_EQ(error_code_for(403), ErrorCode::refused);
+    EXPECT_STREQ(shimkeeper::util::to_string(ErrorCode::refused), "credentials refused");
 }
 
 TEST(KubeStatus, PlainTextBody) {

@@ -7,6 +7,7 @@
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
+#include "shimkeeper/cli/status_cluster.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/daemon/status_text.hpp"
@@ -37,6 +38,9 @@ daemon::ReconcileOutcome on_node(const GlobalOptions& options,
     if (ctx->cluster && watches != nullptr) {
         ctx->cluster->set_feed(watches->feed());
         ctx->cluster->assume_identity(watches->node_name(), watches->node_name_origin());
+    }
+    if (ctx->cluster) {
+        ctx->cluster->set_heartbeat(daemon::watchdog_keepalive); // between the pass's requests
     }
     // Held for this attempt only: a manual apply waits at most one reconcile, never an idle loop.
     auto lock = lock_node(*ctx, "shimkeeper run", daemon::watchdog_keepalive);
@@ -145,6 +149,16 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     }
     const reconcile::NodeStatus status = reconcile::node_status(*outcome, *state);
     auto status_json = node_status_to_json(status);
+    if (ctx.cluster && ctx.cluster->last_reading()) {
+        // What this pass's requests said of the API server (request_bound.hpp), for the log
+        // and status.json; `status` reads the same from the memory.
+        if (auto outage = ctx.cluster->settle_pass(); !outage) {
+            ctx.log.warning(outage.error().message());
+        } else if (!outage->empty()) {
+            ctx.log.warning("cluster: " + *outage);
+        }
+        status_json["cluster"] = cluster_connection_json(*ctx.cluster->last_reading());
+    }
     if (outcome->exit_code() != 0) {
         return {false, outcome->changed, outcome->reason, status_json};
     }

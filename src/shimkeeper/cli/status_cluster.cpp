@@ -71,7 +71,7 @@ json rollout_json(const cluster::agent::ShimSeen& shim,
 // The slot Leases, when the API server answers; nullopt otherwise (status still works).
 std::optional<std::vector<cluster::model::SlotSeen>>
 read_slots(const cluster::agent::ClusterSource& source) {
-    auto client = kubeapi::Client::from_kubeconfig(source.kubeconfig());
+    auto client = source.client();
     if (!client) {
         return std::nullopt;
     }
@@ -105,6 +105,20 @@ void print_rollout(const json& rollout) {
 
 } // namespace
 
+json cluster_connection_json(const cluster::agent::ClusterReading& reading) {
+    json out{{"reachable", reading.live}, {"read_at", reading.view.read_at}};
+    if (!reading.live) {
+        out["unreachable_since"] = reading.view.unreachable_since;
+        out["error"] = reading.problem;
+        out["outage"] = reading.outage();
+    }
+    if (reading.refused) {
+        out["credentials_refused_since"] = reading.view.refused_since;
+        out["renew"] = reading.renew;
+    }
+    return out;
+}
+
 json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
     if (!ctx.cluster) {
         return nullptr;
@@ -123,12 +137,7 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
         out["error"] = loaded ? std::string("not read") : loaded.error().message();
         return out;
     }
-    out["reachable"] = reading->live;
-    out["read_at"] = reading->view.read_at;
-    if (!reading->live) {
-        out["unreachable_since"] = reading->view.unreachable_since;
-        out["error"] = reading->problem;
-    }
+    out.update(cluster_connection_json(*reading));
     const cluster::model::NodeShimKeys keys = cluster::model::shim_keys_of(reading->view.node);
     const auto slots = reading->live ? read_slots(source) : std::nullopt;
     json shims = json::array();
@@ -177,10 +186,17 @@ void print_cluster_status(const json& cluster) {
     }
     if (cluster["reachable"].get<bool>()) {
         std::cout << "  connected\n";
+    } else if (cluster.contains("credentials_refused_since")) {
+        std::cout << "  credentials refused since "
+                  << cluster["credentials_refused_since"].get<std::string>() << ": "
+                  << cluster["error"].get<std::string>() << "\n  renew "
+                  << cluster["renew"].get<std::string>() << "; keeping the Shims read at "
+                  << cluster["read_at"].get<std::string>() << "\n";
     } else {
         std::cout << "  unreachable since " << cluster["unreachable_since"].get<std::string>()
-                  << ": " << cluster["error"].get<std::string>() << "\n  keeping the Shims read at "
-                  << cluster["read_at"].get<std::string>() << "\n";
+                  << ", the API server not answering: " << cluster["error"].get<std::string>()
+                  << "\n  keeping the Shims read at " << cluster["read_at"].get<std::string>()
+                  << "\n";
     }
     for (const auto& shim : cluster["shims"]) {
         std::cout << "  Shim/" << shim["name"].get<std::string>() << " (generation "

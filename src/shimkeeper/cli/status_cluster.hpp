@@ -13,5 +13,9 @@ namespace shimkeeper::cli {
 nlohmann::json cluster_status_json(const Context& ctx,
                                    const util::Expected<spec::DesiredShims>& loaded);
 void print_cluster_status(const nlohmann::json& cluster);
+// Whether the API server answered the reading, or since when it has not or has refused the
+// credential (and the file to renew): the part of the above that the daemon's status.json
+// carries too.
+nlohmann::json cluster_connection_json(const cluster::agent::ClusterReading& reading);
 
 } // namespace shimkeeper::cli

@@ -26,9 +26,10 @@ util::ErrorCode error_code_for(long http_code) {
         return util::ErrorCode::conflict;
     case 410:
         return util::ErrorCode::changed;
+    case 401: // no valid credential: expired, revoked, or garbage
+    case 403: // a credential the API server will not let do this
+        return util::ErrorCode::refused;
     case 400:
-    case 401:
-    case 403:
     case 422:
         return util::ErrorCode::invalid_input;
     default:

@@ -2,7 +2,8 @@
 // prints) when the body is a Status, the HTTP code and reason always. The HTTP code also picks
 // the ErrorCode, so callers can branch without parsing text:
 //   404 -> not_found, 409 -> conflict (Conflict on update, AlreadyExists on create),
-//   410 -> changed (resourceVersion too old), 400/403/422 -> invalid_input, others -> network.
+//   410 -> changed (resourceVersion too old), 401/403 -> refused (the credential: expired,
+//   revoked, or without the right), 400/422 -> invalid_input, others -> network.
 #pragma once
 
 #include "shimkeeper/util/error.hpp"

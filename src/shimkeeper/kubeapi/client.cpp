@@ -32,8 +32,25 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
                                   std::string_view content_type) {
     Response response;
     for (int attempt = 0;; ++attempt) {
+        if (m_pass) {
+            TRY(m_pass->before_request());
+        }
         auto transfer = TRY(m_connection.prepare(method, path, body, content_type));
-        response = TRY(m_connection.perform(*transfer));
+        auto performed = m_connection.perform(*transfer);
+        if (!performed) {
+            if (m_pass) {
+                m_pass->note_no_answer(performed.error());
+            }
+            return std::unexpected(std::move(performed.error()));
+        }
+        response = std::move(*performed);
+        if (m_pass && response.http_code >= 500) {
+            // An API server that cannot reach its storage answers 5xx: no answer either.
+            m_pass->note_no_answer(
+                api_error(method_name(method), path, response.http_code, response.body));
+        } else if (m_pass) {
+            m_pass->note_answer();
+        }
         if (response.http_code != 429 || attempt >= m_throttle_retries) {
             break;
         }

@@ -1,12 +1,14 @@
-// The REST verbs on Kubernetes objects, as JSON. Calls block (they are short; the daemon's
-// reconcile is synchronous anyway); watches stream through watch.hpp instead. Any non-2xx
-// answer becomes an Error carrying the API's Status message (see api_error.hpp).
+// The REST verbs on Kubernetes objects, as JSON. Calls block, each within a bound (the daemon's
+// reconcile is synchronous anyway; request_bound.hpp); watches stream through watch.hpp instead.
+// Any non-2xx answer becomes an Error carrying the API's Status message (see api_error.hpp).
 #pragma once
 
 #include "shimkeeper/kubeapi/connection.hpp"
+#include "shimkeeper/kubeapi/request_bound.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 #include "shimkeeper/util/error.hpp"
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -41,6 +43,8 @@ public:
     // client-go does; 0 for a caller that would rather give up at once (a waiting node's try for
     // a rollout slot: losing it costs nothing, and asking again adds to the load).
     void set_throttle_retries(int retries) { m_throttle_retries = retries; }
+    // The pass this client's requests belong to (request_bound.hpp); none: each stands alone.
+    void join_pass(std::shared_ptr<ApiPass> pass) { m_pass = std::move(pass); }
 
     util::Expected<nlohmann::json> get(const Resource& resource, std::string_view ns,
                                        std::string_view name);
@@ -80,6 +84,7 @@ public:
 private:
     Connection m_connection;
     int m_throttle_retries = 3;
+    std::shared_ptr<ApiPass> m_pass;
 };
 
 } // namespace shimkeeper::kubeapi

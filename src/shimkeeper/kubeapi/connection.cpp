@@ -1,5 +1,8 @@
 #include "shimkeeper/kubeapi/connection.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace shimkeeper::kubeapi {
 
 using util::set_curl_option;
@@ -92,7 +95,9 @@ util::Expected<std::unique_ptr<Transfer>> Connection::prepare(Method method, std
                 "CURLOPT_SSLCERT"));
     TRY(set_pem(easy, m_config.client_key, CURLOPT_SSLKEY, CURLOPT_SSLKEY_BLOB, "CURLOPT_SSLKEY"));
     TRY(set_curl_option(easy, CURLOPT_NOSIGNAL, 1L, "CURLOPT_NOSIGNAL"));
-    TRY(set_curl_option(easy, CURLOPT_CONNECTTIMEOUT_MS, 10'000L, "CURLOPT_CONNECTTIMEOUT_MS"));
+    TRY(set_curl_option(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                        static_cast<long>(std::min<std::int64_t>(10'000, m_request_time.count())),
+                        "CURLOPT_CONNECTTIMEOUT_MS"));
     TRY(set_curl_option(easy, CURLOPT_TCP_KEEPALIVE, 1L, "CURLOPT_TCP_KEEPALIVE"));
     TRY(set_curl_option(easy, CURLOPT_ERRORBUFFER, transfer->error_buffer, "CURLOPT_ERRORBUFFER"));
     TRY(set_curl_option(easy, CURLOPT_WRITEFUNCTION, on_body, "CURLOPT_WRITEFUNCTION"));
@@ -129,7 +134,8 @@ util::Expected<std::unique_ptr<Transfer>> Connection::prepare(Method method, std
 }
 
 util::Expected<Response> Connection::perform(Transfer& transfer) {
-    TRY(set_curl_option(transfer.easy.get(), CURLOPT_TIMEOUT_MS, 60'000L, "CURLOPT_TIMEOUT_MS"));
+    TRY(set_curl_option(transfer.easy.get(), CURLOPT_TIMEOUT_MS,
+                        static_cast<long>(m_request_time.count()), "CURLOPT_TIMEOUT_MS"));
     CURLcode rc = curl_easy_perform(transfer.easy.get());
     if (rc != CURLE_OK) {
         return util::fail(util::ErrorCode::network, transfer.failure(rc));

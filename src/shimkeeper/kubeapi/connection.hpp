@@ -5,9 +5,11 @@
 
 #include "shimkeeper/kubeapi/bearer_token.hpp"
 #include "shimkeeper/kubeapi/kubeconfig.hpp"
+#include "shimkeeper/kubeapi/request_bound.hpp"
 #include "shimkeeper/util/curl_handles.hpp"
 #include "shimkeeper/util/error.hpp"
 
+#include <chrono>
 #include <curl/curl.h>
 #include <functional>
 #include <memory>
@@ -57,13 +59,17 @@ public:
                                                       std::string body = {},
                                                       std::string_view content_type = {});
 
-    // Runs a prepared transfer to the end (blocking). Only transport failures are errors; any
-    // HTTP status is a Response.
+    // Runs a prepared transfer to the end (blocking, at most request_time() long: see
+    // request_bound.hpp). Only transport failures are errors; any HTTP status is a Response.
     util::Expected<Response> perform(Transfer& transfer);
+
+    std::chrono::milliseconds request_time() const { return m_request_time; }
+    void set_request_time(std::chrono::milliseconds bound) { m_request_time = bound; }
 
 private:
     KubeConfig m_config;
     BearerToken m_token;
+    std::chrono::milliseconds m_request_time = request_time_bound();
 };
 
 } // namespace shimkeeper::kubeapi

@@ -12,6 +12,8 @@ const char* to_string(ErrorCode code) {
         return "i/o error";
     case ErrorCode::network:
         return "network error";
+    case ErrorCode::refused:
+        return "credentials refused";
     case ErrorCode::checksum:
         return "checksum mismatch";
     case ErrorCode::archive:

@@ -11,7 +11,8 @@ namespace shimkeeper::util {
 enum class ErrorCode {
     invalid_input, // bad desired state, flags, names: exit code 2
     io,            // filesystem
-    network,       // HTTP, TLS, sockets
+    network,       // HTTP, TLS, sockets; an API server that did not answer
+    refused,       // an API server refused the credential (HTTP 401, 403)
     checksum,      // digest mismatch
     archive,       // unreadable or hostile archive
     not_found,     // something named does not exist

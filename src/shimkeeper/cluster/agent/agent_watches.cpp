@@ -136,16 +136,20 @@ bool AgentWatches::dispatch() {
     }
     // A watch that starts or stops failing is logged once, not per retry.
     const std::string problem = m_watch->problem();
+    // Watches back in sync after failing (an API server back, a renewed token): a reconcile
+    // reads the cluster again, so the node and its status stop riding on the last reading.
+    bool back_in_sync = false;
     if (problem != m_last_problem) {
         if (!problem.empty()) {
             m_log.warning("cluster watches: " + problem);
         } else {
             m_log.info("cluster watches: in sync");
+            back_in_sync = true;
         }
         m_last_problem = problem;
     }
     const bool changed = m_watch->take_changed();
-    return changed || m_wake_now;
+    return changed || back_in_sync || m_wake_now;
 }
 
 } // namespace shimkeeper::cluster::agent

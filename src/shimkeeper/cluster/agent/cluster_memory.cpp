@@ -46,6 +46,7 @@ util::Expected<std::optional<ClusterSnapshot>> ClusterMemory::load() const {
     }
     view.read_at = parsed.value("read_at", std::string());
     view.unreachable_since = parsed.value("unreachable_since", std::string());
+    view.refused_since = parsed.value("refused_since", std::string());
     return view;
 }
 
@@ -53,7 +54,8 @@ util::Expected<void> ClusterMemory::save(const ClusterSnapshot& view) const {
     json out{{"node", view.node},
              {"shims", view.shims},
              {"read_at", view.read_at},
-             {"unreachable_since", view.unreachable_since}};
+             {"unreachable_since", view.unreachable_since},
+             {"refused_since", view.refused_since}};
     TRY(util::create_directories(m_file.parent_path()));
     return util::write_file_atomic(m_file, out.dump(1) + "\n", 0600);
 }

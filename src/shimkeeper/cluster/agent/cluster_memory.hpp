@@ -19,6 +19,8 @@ struct ClusterSnapshot {
     std::vector<nlohmann::json> shims;              // every Shim, as read
     std::string read_at;                            // RFC 3339: when this was read
     std::string unreachable_since; // RFC 3339: the first failed read since read_at; "" = none
+    std::string refused_since;     // RFC 3339: the first of the refused reads (401, 403) that are
+                                   // the latest failed ones; "" = none
 
     bool same_objects(const ClusterSnapshot& other) const;
 };

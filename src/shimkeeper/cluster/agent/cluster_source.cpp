@@ -45,6 +45,18 @@ std::vector<ShimSeen> shims_on_node(const ClusterSnapshot& view) {
 
 } // namespace
 
+std::string ClusterReading::outage() const {
+    if (live) {
+        return {};
+    }
+    if (refused) {
+        return "credentials refused since " + view.refused_since + " (" + problem + "): renew " +
+               renew + "; keeping the Shims read at " + view.read_at;
+    }
+    return "unreachable since " + view.unreachable_since + " (" + problem +
+           "): keeping the Shims read at " + view.read_at;
+}
+
 const ShimSeen* ClusterReading::find(std::string_view name) const {
     auto found = std::ranges::find(shims, name, &ShimSeen::name);
     return found == shims.end() ? nullptr : &*found;
@@ -63,6 +75,23 @@ ClusterSource::ClusterSource(spec::KubeSettings settings, std::string arch, Clus
             }
         }
     }
+}
+
+util::Expected<kubeapi::Client> ClusterSource::client() const {
+    kubeapi::Client client = TRY(kubeapi::Client::from_kubeconfig(m_kubeconfig));
+    client.join_pass(m_pass);
+    return client;
+}
+
+std::string ClusterSource::credential_file() const {
+    auto config = kubeapi::load_kubeconfig(m_kubeconfig);
+    if (config && !config->token_file.empty()) {
+        return config->token_file.string();
+    }
+    if (config && config->token.empty() && !config->client_certificate.file.empty()) {
+        return config->client_certificate.file.string();
+    }
+    return m_kubeconfig;
 }
 
 void ClusterSource::assume_identity(std::string node_name, std::string origin) {
@@ -86,7 +115,7 @@ void ClusterSource::identify() const {
     }
     // A kubeconfig that cannot be read yet (an image baked before its first boot writes it) is
     // no answer either: like an API server that does not answer, the node name stays unconfirmed.
-    auto client = kubeapi::Client::from_kubeconfig(m_kubeconfig);
+    auto client = this->client();
     util::Expected<kubeapi::SelfIdentity> reviewed =
         client ? kubeapi::review_self(*client)
                : util::Expected<kubeapi::SelfIdentity>(std::unexpected(client.error()));
@@ -110,7 +139,7 @@ void ClusterSource::identify() const {
         m_node_name_origin = reviewed->how + " (" + m_kubeconfig + ")";
         return;
     }
-    // No answer (unreachable, unreadable, or refused: a refusal fails every read anyway): the
+    // No answer (unreachable, unreadable, or refused, which read() rides out alike): the
     // Node of the last reading kept, else [kube] node_name, both said to be unconfirmed. The
     // API server's policies confine whatever the credential then writes.
     auto remembered = ClusterMemory(m_places.memory_file).load();
@@ -128,14 +157,16 @@ void ClusterSource::identify() const {
     }
 }
 
-util::Expected<ClusterSnapshot> ClusterSource::read_live() const {
+util::Expected<ClusterSnapshot> ClusterSource::read_live(bool& from_feed) const {
+    from_feed = false;
     if (m_feed != nullptr) {
         if (auto fed = m_feed->current()) {
+            from_feed = true;
             return *fed;
         }
     }
     const std::string node = node_name();
-    kubeapi::Client client = TRY(kubeapi::Client::from_kubeconfig(m_kubeconfig));
+    kubeapi::Client client = TRY(this->client());
     auto node_object = client.get(kubeapi::nodes_resource(), "", node);
     if (!node_object) {
         return std::unexpected(
@@ -181,13 +212,21 @@ util::Expected<ClusterReading> ClusterSource::read() const {
             return util::fail(util::ErrorCode::invalid_input, "cluster: " + m_identity_problem);
         }
     }
-    auto live = read_live();
+    bool from_feed = false;
+    auto live = read_live(from_feed);
     ClusterReading reading;
     if (live) {
         TRY(check_machine(*live)); // before it is remembered: nothing is kept for a wrong Node
         live->read_at = util::now_rfc3339();
+        if (from_feed && remembered && *remembered) {
+            // Open watches say nothing of whether a request would be answered (a hanging API
+            // server keeps them open): an outage stands until a request is answered.
+            live->unreachable_since = (*remembered)->unreachable_since;
+            live->refused_since = (*remembered)->refused_since;
+        }
         const bool same = remembered && *remembered && (*remembered)->same_objects(*live) &&
-                          (*remembered)->unreachable_since.empty();
+                          (*remembered)->unreachable_since == live->unreachable_since &&
+                          (*remembered)->refused_since == live->refused_since;
         if (same) {
             live->read_at = (*remembered)->read_at; // unchanged: no write
         } else if (m_remember) {
@@ -195,28 +234,45 @@ util::Expected<ClusterReading> ClusterSource::read() const {
         }
         reading.view = std::move(*live);
     } else {
-        // Only an API server that does not answer falls back; a refusal (403, a missing Node)
-        // is a mistake to fix, not an outage to ride out.
-        if (live.error().code() != util::ErrorCode::network) {
+        // An API server that does not answer, and one that refuses the credential (a token
+        // expired or revoked: renewing it is the fix, and meanwhile the node's own files must
+        // still apply), fall back; anything else (a missing Node, a bad answer) is a mistake
+        // to fix, not an outage to ride out.
+        const bool refused = live.error().code() == util::ErrorCode::refused;
+        if (live.error().code() != util::ErrorCode::network && !refused) {
             return std::unexpected(std::move(live.error()));
         }
         if (!remembered) {
             return std::unexpected(std::move(remembered.error()));
         }
         if (!*remembered) {
-            return std::unexpected(
-                std::move(live.error())
-                    .with_context("the API server did not answer and this node has not read the "
-                                  "cluster before, so its Shims are unknown"));
+            const std::string why =
+                refused ? "the API server refused the credential (renew " + credential_file() + ")"
+                        : std::string("the API server did not answer");
+            return std::unexpected(std::move(live.error())
+                                       .with_context(why + " and this node has not read the "
+                                                           "cluster before, so its Shims are "
+                                                           "unknown"));
         }
         reading.view = std::move(**remembered);
         reading.live = false;
+        reading.refused = refused;
         reading.problem = live.error().message();
+        if (refused) {
+            reading.renew = credential_file();
+        }
+        bool changed = false;
+        const std::string now = util::now_rfc3339();
         if (reading.view.unreachable_since.empty()) {
-            reading.view.unreachable_since = util::now_rfc3339();
-            if (m_remember) {
-                TRY(memory.save(reading.view));
-            }
+            reading.view.unreachable_since = now;
+            changed = true;
+        }
+        if (refused != !reading.view.refused_since.empty()) {
+            reading.view.refused_since = refused ? now : std::string();
+            changed = true;
+        }
+        if (changed && m_remember) {
+            TRY(memory.save(reading.view));
         }
     }
     if (!reading.live) {
@@ -226,14 +282,63 @@ util::Expected<ClusterReading> ClusterSource::read() const {
     return reading;
 }
 
+util::Expected<std::string> ClusterSource::settle_pass() const {
+    if (!m_last || !m_remember) {
+        return std::string();
+    }
+    const ClusterMemory memory(m_places.memory_file);
+    auto remembered = TRY(memory.load());
+    if (!remembered) {
+        return std::string();
+    }
+    ClusterSnapshot& kept = *remembered;
+    const bool outage_kept = !kept.unreachable_since.empty() || !kept.refused_since.empty();
+    std::optional<util::Error> refusal;
+    if (!m_pass->no_answer() && m_pass->answers() == 0 && outage_kept) {
+        // An outage stands until a request is answered; a pass that made none asks once.
+        kubeapi::Client client = TRY(this->client());
+        auto node = client.get(kubeapi::nodes_resource(), "", node_name());
+        if (!node && node.error().code() == util::ErrorCode::refused) {
+            refusal = std::move(node.error());
+        }
+    }
+    const bool was_live = m_last->live;
+    bool changed = false;
+    if (m_pass->no_answer() || refusal) {
+        const std::string now = util::now_rfc3339();
+        if (kept.unreachable_since.empty()) {
+            kept.unreachable_since = now;
+            changed = true;
+        }
+        if (refusal.has_value() != !kept.refused_since.empty()) {
+            kept.refused_since = refusal ? now : std::string();
+            changed = true;
+        }
+        m_last->live = false;
+        m_last->refused = refusal.has_value();
+        m_last->renew = refusal ? credential_file() : std::string();
+        m_last->problem = refusal ? refusal->message() : m_pass->no_answer()->message();
+        m_last->view.unreachable_since = kept.unreachable_since;
+        m_last->view.refused_since = kept.refused_since;
+    } else if (was_live && outage_kept) {
+        kept.unreachable_since.clear();
+        kept.refused_since.clear();
+        m_last->view.unreachable_since.clear();
+        m_last->view.refused_since.clear();
+        changed = true;
+    }
+    if (changed) {
+        TRY(memory.save(kept));
+    }
+    return was_live ? m_last->outage() : std::string(); // load() said it otherwise
+}
+
 util::Expected<spec::DesiredShims> ClusterSource::load() const {
     m_last.reset();
     ClusterReading reading = TRY(read());
     spec::DesiredShims out;
     if (!reading.live) {
-        out.warnings.push_back("cluster: unreachable since " + reading.view.unreachable_since +
-                               " (" + reading.problem + "): keeping the Shims read at " +
-                               reading.view.read_at);
+        out.warnings.push_back("cluster: " + reading.outage());
     }
     std::optional<util::Error> first_invalid;
     for (ShimSeen& shim : reading.shims) {

@@ -7,17 +7,22 @@
 // What may change the node, and what may not:
 //   - a selecting Shim that does not validate is an error: the node stays as it is, rather than
 //     uninstalling what an earlier, valid version of it installed;
-//   - an API server that does not answer (a transport failure, a 5xx): the last reading kept in
-//     the store (cluster_memory.hpp) stands in, with a warning, so files still apply and no
-//     cluster shim is removed; with no reading kept yet, an error;
+//   - an API server that does not answer (a transport failure, a request past its bound, a 5xx)
+//     or that refuses the credential (401, 403: a token expired or revoked): the last reading
+//     kept in the store (cluster_memory.hpp) stands in, with a warning saying since when (and,
+//     for a refusal, which file to renew), so files still apply and no cluster shim is removed;
+//     with no reading kept yet, an error;
 //   - a Node whose status.nodeInfo.machineID is not this host's /etc/machine-id: an error (the
 //     agent was given another machine's node name).
 #pragma once
 
 #include "shimkeeper/cluster/agent/cluster_memory.hpp"
+#include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/spec/agent_settings.hpp"
 #include "shimkeeper/spec/sources.hpp"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,8 +41,15 @@ struct ShimSeen {
 
 struct ClusterReading {
     ClusterSnapshot view;
-    bool live = true;    // false: the API server did not answer; `view` is the last reading
-    std::string problem; // why not live
+    bool live = true;     // false: the API server did not answer or refused; `view` is the last
+                          // reading
+    bool refused = false; // not live because the credential was refused (401, 403)
+    std::string problem;  // why not live
+    std::string renew;    // refused: the credential's file to renew
+
+    // Not live: since when and why, one line ("unreachable since ...", "credentials refused
+    // since ... renew FILE"), for the log and status.
+    std::string outage() const;
     std::vector<ShimSeen> shims;
 
     // The Shim of that name, nullptr when the reading has none.
@@ -73,10 +85,26 @@ public:
     // before reading anything.
     const std::optional<ClusterReading>& last_reading() const { return m_last; }
 
+    // After a pass (the daemon's reconcile, its report included): a request of the pass that got
+    // no answer makes the reading not live and the memory say since when (kept from an earlier
+    // pass); a pass whose requests were answered clears that. A reading from the watches alone
+    // proves nothing either way. Returns the outage to log, "" when none.
+    util::Expected<std::string> settle_pass() const;
+
     // Commands that hold the node lock (apply, run) keep what they read in the store; plan and
     // status only read it.
     void remember_readings() { m_remember = true; }
     void set_feed(const ClusterFeed* feed) { m_feed = feed; }
+    // Called before every request of this source's pass (the daemon's watchdog ping).
+    void set_heartbeat(std::function<void()> heartbeat) {
+        m_pass = std::make_shared<kubeapi::ApiPass>(std::move(heartbeat));
+    }
+    // A client for the node's credential in this source's pass (kubeapi/request_bound.hpp):
+    // after the first request that got no answer, the others fail at once.
+    util::Expected<kubeapi::Client> client() const;
+    // The file to renew when the credential is refused: the kubeconfig's tokenFile, else its
+    // client certificate's file, else the kubeconfig itself.
+    std::string credential_file() const;
 
     const spec::KubeSettings& settings() const { return m_settings; }
     // [kube] kubeconfig, else the kubelet's when there is one ("" when neither).
@@ -112,7 +140,8 @@ private:
         }
     }
     void identify() const;
-    util::Expected<ClusterSnapshot> read_live() const;
+    // from_feed: set when the watches answered, without a request.
+    util::Expected<ClusterSnapshot> read_live(bool& from_feed) const;
     util::Expected<void> check_machine(const ClusterSnapshot& view) const;
 
     spec::KubeSettings m_settings;
@@ -126,6 +155,7 @@ private:
     ClusterPlaces m_places;
     const ClusterFeed* m_feed = nullptr;
     bool m_remember = false;
+    std::shared_ptr<kubeapi::ApiPass> m_pass = std::make_shared<kubeapi::ApiPass>();
     mutable std::optional<ClusterReading> m_last;
 };
 

@@ -28,7 +28,7 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
     if (fresh.empty()) {
         return;
     }
-    auto client = kubeapi::Client::from_kubeconfig(m_source.kubeconfig());
+    auto client = m_source.client();
     if (!client) {
         m_log.warning("no Events sent: " + client.error().message());
         return;
@@ -68,7 +68,7 @@ util::Expected<void> NodeReporter::publish(const NodeReport& report) {
     }
     warn_about_new_failures(report);
     const std::string node = m_source.node_name();
-    kubeapi::Client client = TRY(kubeapi::Client::from_kubeconfig(m_source.kubeconfig()));
+    kubeapi::Client client = TRY(m_source.client());
     auto patched = client.merge_patch(kubeapi::nodes_resource(), "", node, *patch);
     if (!patched) {
         return std::unexpected(

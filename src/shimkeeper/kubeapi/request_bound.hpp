@@ -1,0 +1,54 @@
+// How long one blocking request may take, and what a pass of requests does once one got no
+// answer.
+//
+// Decision (issue 22, ARCHITECTURE.md "kubeapi"): REST calls stay blocking, because the daemon's
+// reconcile is one synchronous transaction anyway, but none may hold the daemon's loop for long:
+// each is bounded by a quarter of systemd's watchdog interval (WatchdogSec, read from the
+// environment systemd gives the unit) and at most 15 s without a watchdog; and the requests of
+// one pass (a reconcile, a `status`) share an ApiPass, which pings the watchdog before each
+// request and, after the first one that got no answer (a timeout, a refused connection, a 5xx),
+// fails the rest at once, so a pass against a hanging API server costs one bound, not one per
+// request. The pass then goes on as it does for an unreachable API server: the last reading stands.
+#pragma once
+
+#include "shimkeeper/util/error.hpp"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+namespace shimkeeper::kubeapi {
+
+inline constexpr std::chrono::milliseconds k_max_request_time{15'000};
+inline constexpr std::chrono::milliseconds k_min_request_time{1'000};
+
+// The bound for a process under a watchdog of that interval (nullopt: none): a quarter of it,
+// within [k_min_request_time, k_max_request_time].
+std::chrono::milliseconds request_time_bound(std::optional<std::chrono::microseconds> watchdog);
+// The same for this process (sd_watchdog_enabled: WATCHDOG_USEC, when meant for this pid).
+std::chrono::milliseconds request_time_bound();
+
+class ApiPass {
+public:
+    // heartbeat: called before every request (the daemon's watchdog ping); may be empty.
+    explicit ApiPass(std::function<void()> heartbeat = {}) : m_heartbeat(std::move(heartbeat)) {}
+
+    // Before a request: pings, and fails at once when an earlier request of this pass got no
+    // answer (a network error naming that request).
+    util::Expected<void> before_request() const;
+    // A request that got no answer (a transport failure, a 5xx): the rest of the pass fails.
+    void note_no_answer(const util::Error& error);
+    // A request that got an HTTP answer below 500.
+    void note_answer() { ++m_answers; }
+    bool answered_so_far() const { return !m_no_answer.has_value(); }
+    // The first request that got no answer; nullopt while every one did.
+    const std::optional<util::Error>& no_answer() const { return m_no_answer; }
+    int answers() const { return m_answers; }
+
+private:
+    std::function<void()> m_heartbeat;
+    std::optional<util::Error> m_no_answer;
+    int m_answers = 0;
+};
+
+} // namespace shimkeeper::kubeapi

@@ -1,0 +1,49 @@
+// Issue 22: no API request may hold the daemon's loop for long. Each is bounded by a quarter of
+// the watchdog interval (1 s to 15 s), and a pass stops asking after the first request that got
+// no answer, pinging the watchdog before every request it makes.
+#include "shimkeeper/kubeapi/request_bound.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::kubeapi {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(KubeRequestBound, AQuarterOfTheWatchdogWithinOneToFifteenSeconds) {
+    EXPECT_EQ(request_time_bound(std::chrono::microseconds(20s)), 5s);
+    EXPECT_EQ(request_time_bound(std::chrono::microseconds(1min)), 15s);
+    EXPECT_EQ(request_time_bound(std::chrono::microseconds(3min)), 15s); // the shipped unit
+    EXPECT_EQ(request_time_bound(std::chrono::microseconds(2s)), 1s);
+    EXPECT_EQ(request_time_bound(std::nullopt), 15s);
+    EXPECT_EQ(request_time_bound(std::chrono::microseconds(0)), 15s);
+}
+
+TEST(KubeRequestBound, TheProcessBoundFollowsWatchdogUsec) {
+    ::setenv("WATCHDOG_USEC", "8000000", 1);
+    ::unsetenv("WATCHDOG_PID"); // no pid: meant for whoever reads it
+    EXPECT_EQ(request_time_bound(), 2s);
+    ::unsetenv("WATCHDOG_USEC");
+    EXPECT_EQ(request_time_bound(), 15s);
+}
+
+TEST(KubeApiPass, AfterTheFirstRequestWithoutAnAnswerTheRestFailAtOnce) {
+    int pings = 0;
+    ApiPass pass([&pings] { ++pings; });
+    ASSERT_TRUE(pass.before_request());
+    ASSERT_TRUE(pass.before_request());
+    EXPECT_TRUE(pass.answered_so_far());
+    pass.note_no_answer(
+        util::Error(util::ErrorCode::network, "GET /api/v1/nodes/a: Timeout was reached"));
+    pass.note_no_answer(util::Error(util::ErrorCode::network, "a later one"));
+    EXPECT_FALSE(pass.answered_so_far());
+    auto next = pass.before_request();
+    ASSERT_FALSE(next);
+    EXPECT_EQ(next.error().code(), util::ErrorCode::network); // rides out like unreachable
+    EXPECT_EQ(next.error().message(), "not asked: the API server did not answer an earlier "
+                                      "request (GET /api/v1/nodes/a: Timeout was reached)");
+    EXPECT_EQ(pings, 3); // the watchdog is pinged before every request, asked or not
+}
+
+} // namespace
+} // namespace shimkeeper::kubeapi
