@@ -2,6 +2,7 @@
 // unpacked, and put in a real store on disk; `plan`'s network-free half of the derivation.
 #include "shimkeeper/archive/unpack.hpp"
 #include "shimkeeper/reconcile/derive_runtime.hpp"
+#include "shimkeeper/reconcile/record.hpp"
 #include "shimkeeper/store/locate_binary.hpp"
 #include "shimkeeper/store/store.hpp"
 
@@ -183,6 +184,33 @@ TEST_F(DeriveRuntime, TwoArtifactsNamingOneBinaryAreRefused) {
                                              "already used by shim 'one'"),
               std::string::npos)
         << derived.error().message();
+}
+
+// What runs was derived from the same artifact: the spec that has not looked yet is the same shim
+// (no slot taken, no failure reported); another artifact is a difference.
+TEST_F(DeriveRuntime, ASpecNotYetDerivedIsComparedWithWhatItsArtifactSaid) {
+    stored(k_digest_a, {{"containerd-shim-wasmtime-v1", true}});
+    const spec::ShimSpec waiting = from_artifact("wasmtime", "wasmtime", k_digest_a);
+    auto derived = derive_runtime_types({waiting}, nullptr, *m_store, nullptr);
+    ASSERT_TRUE(derived) << derived.error().message();
+    const store::InstalledShim installed =
+        record_of(derived->front(), k_digest_a, "containerd-shim-wasmtime-v1");
+
+    const spec::ShimSpec same = as_derived_by(waiting, installed);
+    EXPECT_EQ(same.runtime_type, "io.containerd.wasmtime.v1");
+    EXPECT_TRUE(differences(record_of(same, k_digest_a, ""), installed).empty());
+    // Without as_derived_by the handler's guess differs from what runs.
+    EXPECT_FALSE(differences(record_of(waiting, k_digest_a, ""), installed).empty());
+
+    const spec::ShimSpec other = from_artifact("wasmtime", "wasmtime", k_digest_b);
+    auto reasons =
+        differences(record_of(as_derived_by(other, installed), k_digest_b, ""), installed);
+    ASSERT_EQ(reasons.size(), 1u);
+    EXPECT_EQ(reasons.front(), "new artifact");
+
+    spec::ShimSpec written = waiting;
+    written.runtime_type_from_artifact = false; // a spec that wrote its runtime type is as it is
+    EXPECT_EQ(as_derived_by(written, installed).runtime_type, "io.containerd.wasmtime.v2");
 }
 
 } // namespace

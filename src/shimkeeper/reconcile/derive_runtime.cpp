@@ -1,5 +1,6 @@
 #include "shimkeeper/reconcile/derive_runtime.hpp"
 
+#include "shimkeeper/reconcile/record.hpp"
 #include "shimkeeper/spec/grammar.hpp"
 #include "shimkeeper/spec/sources.hpp"
 #include "shimkeeper/store/locate_binary.hpp"
@@ -40,7 +41,7 @@ util::Expected<void> derive_from_store(spec::ShimSpec& shim, const std::string& 
     shim.binary = *binary;
     shim.runtime_type = *spec::runtime_type_said_by_binary(*binary);
     shim.runtime_type_from_artifact = false;
-    shim.runtime_type_derivation = "derived from the artifact's " + *binary;
+    shim.runtime_type_derivation = std::string(k_derived_from_artifact) + *binary;
     if (!shim.fetch.sha256) {
         shim.fetch.sha256 = digest; // an unverified URL serves what was looked at, no other bytes
     }

@@ -121,4 +121,16 @@ std::vector<std::string> differences(const store::InstalledShim& want,
     return reasons;
 }
 
+spec::ShimSpec as_derived_by(const spec::ShimSpec& spec, const store::InstalledShim& installed) {
+    spec::ShimSpec derived = spec;
+    if (spec.runtime_type_from_artifact &&
+        installed.runtime_type_derivation.starts_with(k_derived_from_artifact)) {
+        derived.runtime_type = installed.runtime_type;
+        derived.binary = installed.binary;
+        derived.runtime_type_derivation = installed.runtime_type_derivation;
+        derived.runtime_type_from_artifact = false;
+    }
+    return derived;
+}
+
 } // namespace shimkeeper::reconcile
