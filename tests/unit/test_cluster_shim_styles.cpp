@@ -4,6 +4,7 @@
 // refused, each error naming the field.
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/spec/grammar.hpp"
+#include "shimkeeper/spec/sources.hpp"
 
 #include <gtest/gtest.h>
 
@@ -115,6 +116,34 @@ TEST(ClusterShimStyles, WithoutRuntimeTypeTheArtifactDecidesAndTheHandlerGuesses
     EXPECT_NE(spec->runtime_type_derivation.find("to be derived from the artifact"),
               std::string::npos)
         << spec->runtime_type_derivation;
+}
+
+TEST(ClusterShimStyles, TheHandlersGuessIsAValidRuntimeTypeForAnyHandler) {
+    json shim = proposal_style();
+    shim["spec"]["runtimeclass"]["handler"] = "a..b";
+    auto spec = shim_spec_of(shim, "amd64");
+    ASSERT_TRUE(spec) << spec.error().message();
+    EXPECT_EQ(spec->runtime_type, "io.containerd.a--b.v2");
+    EXPECT_FALSE(spec::runtime_type_problem(spec->runtime_type));
+    EXPECT_EQ(spec->binary, "containerd-shim-a--b-v2");
+}
+
+// Handlers a.b and a-b guess the same binary; only their artifacts can tell whether they clash
+// (checked again after derivation), so the guesses are no conflict.
+TEST(ClusterShimStyles, TwoGuessesOfOneBinaryAreNoConflictYet) {
+    json one = proposal_style();
+    one["spec"]["runtimeclass"]["handler"] = "a.b";
+    json two = proposal_style();
+    two["metadata"]["name"] = "other";
+    two["spec"]["runtimeclass"] = {{"name", "other"}, {"handler", "a-b"}};
+    auto first = shim_spec_of(one, "amd64");
+    auto second = shim_spec_of(two, "amd64");
+    ASSERT_TRUE(first && second);
+    ASSERT_EQ(first->binary, second->binary);
+    EXPECT_TRUE(spec::check_unique({*first}, *second));
+    second->runtime_type_from_artifact = false; // a binary written in the spec clashes at once
+    first->runtime_type_from_artifact = false;
+    EXPECT_FALSE(spec::check_unique({*first}, *second));
 }
 
 TEST(ClusterShimStyles, WithoutRuntimeTypeABinaryNameSaysIt) {

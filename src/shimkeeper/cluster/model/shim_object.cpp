@@ -4,6 +4,7 @@
 #include "shimkeeper/spec/grammar.hpp"
 #include "shimkeeper/spec/oci_reference.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <regex>
@@ -328,7 +329,10 @@ util::Expected<void> set_runtime_type(spec::ShimSpec& spec, const json& spec_jso
         spec.runtime_type_derivation = "derived from spec.binary " + *binary;
         return {};
     }
-    spec.runtime_type = "io.containerd." + spec.handler + ".v2";
+    // One segment of the runtime type's grammar: a handler's '.' would split it ("a..b").
+    std::string segment = spec.handler;
+    std::replace(segment.begin(), segment.end(), '.', '-');
+    spec.runtime_type = "io.containerd." + segment + ".v2";
     spec.binary = spec::default_binary_for(spec.runtime_type);
     spec.runtime_type_from_artifact = true;
     spec.runtime_type_derivation =
