@@ -32,7 +32,8 @@ json manager_style() {
         "runtimeClass": {"name": "lunar", "handler": "lunar"},
         "rolloutStrategy": {"type": "recreate"},
         "containerdRuntimeOptions": {"Verbose": "true", "Quiet": "false", "Threads": "4",
-                                     "Ratio": "0.5", "Mode": "fast", "Huge": "99999999999999999999"}
+                                     "Ratio": "0.5", "Mode": "fast", "Huge": "99999999999999999999",
+                                     "Umask": "0022", "Scale": "-1.5e3", "Plus": "+4"}
       }})");
 }
 
@@ -93,6 +94,9 @@ TEST(ClusterShimStyles, RuntimeClassManagerStyleIsTheSameSpec) {
     EXPECT_EQ(spec->options["Ratio"].value<double>(), 0.5);
     EXPECT_EQ(spec->options["Mode"].value<std::string>(), "fast");
     EXPECT_EQ(spec->options["Huge"].value<std::string>(), "99999999999999999999");
+    EXPECT_EQ(spec->options["Umask"].value<std::string>(), "0022");
+    EXPECT_EQ(spec->options["Scale"].value<double>(), -1500.0);
+    EXPECT_EQ(spec->options["Plus"].value<std::string>(), "+4");
 }
 
 TEST(ClusterShimStyles, ProposalStyleIsTheSameSpec) {

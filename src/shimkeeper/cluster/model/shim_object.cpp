@@ -105,11 +105,12 @@ struct Number {
     double floating = 0;
 };
 
-// A decimal number as a person writes one: -?digits, optionally .digits and an exponent. Not
-// "inf", "nan", hex or a leading '+', which TOML would not read back as the same thing.
+// A decimal number as TOML writes one: -?digits without a leading zero, optionally .digits and
+// an exponent. Not "inf", "nan", hex, a leading '+' or "0755" (a mode, most likely, which as a
+// number would turn into 755).
 std::optional<Number> number_said_by(const std::string& text) {
-    static const std::regex k_integer("-?[0-9]+");
-    static const std::regex k_float("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
+    static const std::regex k_integer("-?(0|[1-9][0-9]*)");
+    static const std::regex k_float("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
     const char* first = text.data();
     const char* last = text.data() + text.size();
     Number number;
@@ -295,7 +296,7 @@ util::Expected<RuntimeClassField> runtime_class_of(const json& spec_json,
 }
 
 // spec.runtimeType, else what spec.binary says, else the artifact decides on the node
-// (ARCHITECTURE.md, "A Shim without runtimeType"); the handler's guess stands in until then.
+// (ARCHITECTURE.md, reconcile, issue 24's decision); the handler's guess stands in until then.
 util::Expected<void> set_runtime_type(spec::ShimSpec& spec, const json& spec_json,
                                       const ObjectReader& reader) {
     auto runtime_type = TRY(reader.string(spec_json, "runtimeType", "spec.runtimeType"));
