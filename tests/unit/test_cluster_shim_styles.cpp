@@ -211,6 +211,33 @@ TEST(ClusterShimStyles, OnlyLinuxPlatformsAreAccepted) {
     EXPECT_TRUE(shim_spec_of(shim, "amd64"));
 }
 
+// Found by fuzz_shim_object: json::value() threw on a metadata.name that is no string.
+TEST(ClusterShimStyles, MetadataOfAnotherShapeIsAnErrorNotAnException) {
+    for (const json& metadata : {json({{"name", {{"type", "anonymousHttp"}}}}), json(7),
+                                 json({{"name", "comet-v2"}, {"resourceVersion", 12}})}) {
+        json shim = proposal_style();
+        shim["metadata"] = metadata;
+        auto spec = shim_spec_of(shim, "amd64");
+        if (spec) {
+            EXPECT_EQ(spec->location.to_string(), "Shim/comet-v2@?");
+        } else {
+            EXPECT_NE(spec.error().message().find("Shim/<unnamed>: metadata.name"),
+                      std::string::npos)
+                << spec.error().message();
+        }
+    }
+}
+
+TEST(ClusterShimStyles, AnIntegerTooLargeForTomlIsRefused) {
+    json shim = proposal_style();
+    shim["spec"]["options"] = {{"Big", 18446744073709551615ull}, {"Fine", 9223372036854775807ll}};
+    expect_error(shim, "spec.options.Big is larger than a TOML integer can hold");
+    shim["spec"]["options"].erase("Big");
+    auto spec = shim_spec_of(shim, "amd64");
+    ASSERT_TRUE(spec) << spec.error().message();
+    EXPECT_EQ(spec->options["Fine"].value<std::int64_t>(), 9223372036854775807ll);
+}
+
 TEST(ClusterShimStyles, StringOptionsMustBeStrings) {
     json shim = manager_style();
     shim["spec"]["containerdRuntimeOptions"]["Verbose"] = true;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <regex>
 #include <set>
 
@@ -69,8 +70,15 @@ util::Expected<void> add_value(toml::table& table, const std::string& key, const
     case json::value_t::boolean:
         table.insert(key, value.get<bool>());
         return {};
-    case json::value_t::number_integer:
     case json::value_t::number_unsigned:
+        // TOML integers are 64-bit signed: a larger one would turn negative.
+        if (value.get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            return reader.bad(field + "." + key, "is larger than a TOML integer can hold");
+        }
+        table.insert(key, value.get<std::int64_t>());
+        return {};
+    case json::value_t::number_integer:
         table.insert(key, value.get<std::int64_t>());
         return {};
     case json::value_t::number_float:
@@ -269,6 +277,20 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
     return *chosen;
 }
 
+// metadata.<key> when it is a string, else `fallback`. The API server makes it one, but a node
+// never trusts an object's shape: json::value() throws on any other (found by fuzz_shim_object).
+std::string metadata_string(const json& shim, const char* key, const char* fallback) {
+    if (!shim.is_object()) {
+        return fallback;
+    }
+    auto metadata = shim.find("metadata");
+    if (metadata == shim.end() || !metadata->is_object()) {
+        return fallback;
+    }
+    auto value = metadata->find(key);
+    return value != metadata->end() && value->is_string() ? value->get<std::string>() : fallback;
+}
+
 // spec.runtimeClass, or spec.runtimeclass as the shim lifecycle operator proposal spells it:
 // the object (nullptr when absent) and the spelling used, for messages. Never both.
 struct RuntimeClassField {
@@ -346,8 +368,7 @@ util::Expected<void> set_runtime_type(spec::ShimSpec& spec, const json& spec_jso
 } // namespace
 
 util::Expected<ShimIdentity> shim_identity_of(const json& shim) {
-    const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
-    const std::string name = metadata.value("name", std::string());
+    const std::string name = metadata_string(shim, "name", "");
     const ObjectReader reader("Shim/" + (name.empty() ? std::string("<unnamed>") : name));
     if (!spec::is_valid_name(name)) {
         return reader.bad("metadata.name", "is not a valid shim name ([a-z0-9]([-a-z0-9._]*"
@@ -403,8 +424,7 @@ util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string&
     spec::ShimSpec spec;
     spec.name = identity.name;
     // is_origin_of_shim reads this shape back.
-    spec.location = {
-        reader.object() + "@" + shim["metadata"].value("resourceVersion", std::string("?")), 0, 0};
+    spec.location = {reader.object() + "@" + metadata_string(shim, "resourceVersion", "?"), 0, 0};
     spec.handler = identity.handler;
     TRY(set_runtime_type(spec, spec_json, reader));
     auto options = spec_json.find("options");
