@@ -106,7 +106,7 @@ refused bad-fetch-type "Unsupported value: \"s3\"" "fetchStrategy:
 # type: oci, the same fields as [shim.fetch] oci/path in TOML.
 k_ref="registry.example.org:5000/shims/demo:1.0@sha256:$k_sha"
 k_ref_msg="reference must be REGISTRY/REPOSITORY"
-refused oci-unpinned "every source needs a sha256 unless spec.allowUnverified is true" \
+refused oci-unpinned "spec.fetchStrategy.oci.reference has no @sha256: digest" \
     "fetchStrategy:
   type: oci
   oci: {reference: 'registry.example.org/shims/demo:1.0', path: usr/bin/shim}"
@@ -174,7 +174,7 @@ rolloutStrategy: {rolling: {maxUpdate: \"100%\"}}"
 
 # The printer columns, with status written the way the coordinator will (status subresource).
 kube_admin patch shim spin-v2 --subresource status --type merge -p '{"status": {
-  "observedGeneration": 1, "nodes": {"selected": 4, "installed": 3, "failed": 1, "updating": 0},
+  "runtimeClass": "wasmtime-spin-v2", "observedGeneration": 1, "nodes": {"selected": 4, "installed": 3, "failed": 1, "updating": 0},
   "conditions": [{"type": "Ready", "status": "False", "reason": "NodeFailed",
     "message": "node-c: health check failed", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' \
     >/dev/null

@@ -82,13 +82,17 @@ TEST(ClusterShimObject, EveryBadFieldIsNamedWithTheObject) {
     const std::vector<Case> cases = {
         {[](json& s) { s["spec"]["handler"] = "x]\n[y"; }, "Shim/spin-v2: spec.handler"},
         {[](json& s) { s["metadata"]["name"] = "Spin"; }, "metadata.name"},
-        {[](json& s) { s["spec"].erase("runtimeType"); }, "spec.runtimeType is required"},
+        {[](json& s) {
+             s["spec"].erase("runtimeType");
+             s["spec"]["binary"] = "spin-shim";
+         },
+         "spec.binary is \"spin-shim\", which does not say the runtime type"},
         {[](json& s) { s["spec"]["runtimeType"] = "spin"; }, "spec.runtimeType"},
         {[](json& s) { s["spec"]["binary"] = "../../bin/sh"; }, "spec.binary"},
         {[](json& s) { s["spec"]["fetchStrategy"]["anonHttp"]["sha256"] = "abc"; },
          "spec.fetchStrategy.anonHttp.sha256 must be exactly 64"},
         {[](json& s) { s["spec"]["fetchStrategy"]["anonHttp"].erase("sha256"); },
-         "unless spec.allowUnverified"},
+         "spec.fetchStrategy.anonHttp.sha256 is missing"},
         {[](json& s) { s["spec"]["fetchStrategy"]["anonHttp"]["location"] = "ftp://x/y"; },
          "spec.fetchStrategy.anonHttp.location"},
         {[](json& s) { s["spec"]["fetchStrategy"]["platforms"] = json::array(); },

@@ -44,7 +44,8 @@ InstalledShim spin() {
                          true,
                          true,
                          "wasmtime-spin",
-                         "shims.d/spin.toml:1:1"};
+                         "shims.d/spin.toml:1:1",
+                         "derived from spec.binary containerd-shim-spin-v2"};
 }
 
 TEST_F(StoreStateFile, RoundTripKeepsEveryField) {

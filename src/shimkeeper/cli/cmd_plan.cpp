@@ -8,6 +8,7 @@
 #include "shimkeeper/containerd/plan.hpp"
 #include "shimkeeper/containerd/report.hpp"
 #include "shimkeeper/containerd/runtime_entry.hpp"
+#include "shimkeeper/reconcile/derive_runtime.hpp"
 #include "shimkeeper/reconcile/node_plan.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/stage.hpp"
@@ -46,6 +47,11 @@ nlohmann::json plan_to_json(const reconcile::NodePlan& node_plan,
                            {"reasons", a.reasons}});
         const spec::ShimSpec* shim = desired_named(desired, a.name);
         actions.back()["oci"] = shim ? oci_source_json(shim->fetch, store) : nullptr;
+        actions.back()["runtime_type"] = shim ? nlohmann::json(shim->runtime_type) : nullptr;
+        actions.back()["runtime_type_derivation"] =
+            shim && !shim->runtime_type_derivation.empty()
+                ? nlohmann::json(shim->runtime_type_derivation)
+                : nullptr;
     }
     auto config_json = containerd::plan_json(detection, node_plan.config_changes);
     nlohmann::json links = nlohmann::json::array();
@@ -99,6 +105,10 @@ void print_plan_text(const reconcile::NodePlan& node_plan, const containerd::Det
             std::cout << "\n    " << reason;
         }
         if (const spec::ShimSpec* shim = desired_named(desired, a.name)) {
+            if (!shim->runtime_type_derivation.empty()) {
+                std::cout << "\n    runtime type " << shim->runtime_type << ", "
+                          << shim->runtime_type_derivation;
+            }
             for (const auto& line : oci_source_lines(shim->fetch, store)) {
                 std::cout << "\n    " << line;
             }
@@ -136,9 +146,13 @@ void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_cod
             if (!loaded && ctx.output == OutputFormat::text) {
                 print_cluster_status(cluster);
             }
-            const auto desired = TRY(loaded);
+            auto desired = TRY(loaded);
             const auto state = TRY(ctx.store.load_state());
             const auto detection = TRY(containerd::detect(ctx.root, ctx.settings.containerd));
+            // A runtime type only the artifact says is read from the store when it is held;
+            // else the plan shows the handler's guess and says so (no download in a plan).
+            desired.shims = TRY(reconcile::derive_runtime_types(
+                desired.shims, state.current_generation(), ctx.store, nullptr));
             const auto artifacts = TRY(
                 reconcile::known_artifacts(desired.shims, state.current_generation(), ctx.store));
             const auto plan = TRY(reconcile::plan_node({ctx.root, ctx.store, detection},

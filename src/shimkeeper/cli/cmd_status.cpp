@@ -36,7 +36,10 @@ nlohmann::json shim_json(const store::InstalledShim& s) {
             {"allow_unverified", s.allow_unverified},
             {"adopt", s.adopt},
             {"runtime_class", s.runtime_class},
-            {"origin", s.origin}};
+            {"origin", s.origin},
+            {"runtime_type_derivation", s.runtime_type_derivation.empty()
+                                            ? nlohmann::json(nullptr)
+                                            : nlohmann::json(s.runtime_type_derivation)}};
 }
 
 // Which shims of which generations use a digest: "demo (gen 3, 4)".
@@ -79,11 +82,16 @@ util::Expected<int> show_status(Context& ctx) {
     const std::vector<spec::ShimSpec>& desired_shims = loaded ? loaded->shims : no_shims;
     nlohmann::json desired = nlohmann::json::array();
     for (const auto& shim : desired_shims) {
-        desired.push_back({{"name", shim.name},
-                           {"handler", shim.handler},
-                           {"version", shim.version},
-                           {"source", shim.location.to_string()},
-                           {"oci", oci_source_json(shim.fetch, ctx.store)}});
+        desired.push_back(
+            {{"name", shim.name},
+             {"handler", shim.handler},
+             {"version", shim.version},
+             {"source", shim.location.to_string()},
+             {"runtime_type", shim.runtime_type},
+             {"runtime_type_derivation", shim.runtime_type_derivation.empty()
+                                             ? nlohmann::json(nullptr)
+                                             : nlohmann::json(shim.runtime_type_derivation)},
+             {"oci", oci_source_json(shim.fetch, ctx.store)}});
     }
     const nlohmann::json desired_error =
         loaded ? nlohmann::json(nullptr) : nlohmann::json(loaded.error().message());
@@ -113,6 +121,10 @@ util::Expected<int> show_status(Context& ctx) {
         std::cout << "  " << shim.name << "  handler " << shim.handler << "  "
                   << (shim.version.empty() ? "" : shim.version + "  ") << shim.location.to_string()
                   << "\n";
+        if (!shim.runtime_type_derivation.empty()) {
+            std::cout << "    runtime type " << shim.runtime_type << ", "
+                      << shim.runtime_type_derivation << "\n";
+        }
         for (const auto& line : oci_source_lines(shim.fetch, ctx.store)) {
             std::cout << "    " << line << "\n";
         }
@@ -122,6 +134,10 @@ util::Expected<int> show_status(Context& ctx) {
         for (const auto& shim : current->shims) {
             std::cout << "  " << shim.name << "  handler " << shim.handler << "  " << shim.version
                       << "  " << short_digest(shim.digest) << "\n";
+            if (!shim.runtime_type_derivation.empty()) {
+                std::cout << "    runtime type " << shim.runtime_type << ", "
+                          << shim.runtime_type_derivation << "\n";
+            }
         }
     } else {
         std::cout << "Current generation: none (nothing installed yet)\n";

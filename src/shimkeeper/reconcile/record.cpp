@@ -31,6 +31,7 @@ store::InstalledShim record_of(const spec::ShimSpec& spec, const std::string& di
     record.adopt = spec.adopt;
     record.runtime_class = spec.runtime_class ? spec.runtime_class->name : "";
     record.origin = spec.location.to_string();
+    record.runtime_type_derivation = spec.runtime_type_derivation;
     return record;
 }
 
@@ -52,6 +53,7 @@ util::Expected<spec::ShimSpec> spec_of(const store::InstalledShim& record, int g
     spec.fetch.sha256 = record.digest;
     spec.allow_unverified = record.allow_unverified;
     spec.adopt = record.adopt;
+    spec.runtime_type_derivation = record.runtime_type_derivation;
     if (!record.runtime_class.empty()) {
         spec.runtime_class = spec::RuntimeClassSpec{record.runtime_class};
     }
@@ -117,6 +119,18 @@ std::vector<std::string> differences(const store::InstalledShim& want,
     flag("adopt", have.adopt, want.adopt);
     changed("runtime_class", have.runtime_class, want.runtime_class);
     return reasons;
+}
+
+spec::ShimSpec as_derived_by(const spec::ShimSpec& spec, const store::InstalledShim& installed) {
+    spec::ShimSpec derived = spec;
+    if (spec.runtime_type_from_artifact &&
+        installed.runtime_type_derivation.starts_with(k_derived_from_artifact)) {
+        derived.runtime_type = installed.runtime_type;
+        derived.binary = installed.binary;
+        derived.runtime_type_derivation = installed.runtime_type_derivation;
+        derived.runtime_type_from_artifact = false;
+    }
+    return derived;
 }
 
 } // namespace shimkeeper::reconcile

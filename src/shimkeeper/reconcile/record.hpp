@@ -9,6 +9,7 @@
 #include "shimkeeper/util/error.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shimkeeper::reconcile {
@@ -29,5 +30,14 @@ util::Expected<std::vector<spec::ShimSpec>> specs_of(const store::Generation& ge
 // downloaded), the URL stands for it. The origin (which file) is not a difference.
 std::vector<std::string> differences(const store::InstalledShim& want,
                                      const store::InstalledShim& have);
+
+// How a record says its runtime type came from its artifact (derive_runtime.hpp writes it).
+inline constexpr std::string_view k_derived_from_artifact = "derived from the artifact's ";
+
+// `spec` as it would be once derived, when it waits for its artifact to say its runtime type and
+// `installed` was derived from an artifact: the runtime type and binary that artifact said. It is
+// the same artifact exactly when differences() finds the same digest (or unverified URL), so
+// comparing a spec that has not looked at its artifact yet with what runs needs no download.
+spec::ShimSpec as_derived_by(const spec::ShimSpec& spec, const store::InstalledShim& installed);
 
 } // namespace shimkeeper::reconcile

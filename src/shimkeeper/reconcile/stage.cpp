@@ -262,7 +262,17 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
         return std::unexpected(
             std::move(unpacked.error()).with_context(context + ", " + shim.fetch.display()));
     }
-    auto binary_path = store::locate_binary(*unpacked, staging, shim.binary);
+    std::string binary = shim.binary;
+    if (shim.runtime_type_from_artifact) {
+        // The artifact says which binary (derive_runtime.hpp reads the name from the store).
+        auto said = store::binary_saying_runtime_type(*unpacked, shim.handler);
+        if (!said) {
+            return std::unexpected(
+                std::move(said.error()).with_context(context + ", " + shim.fetch.display()));
+        }
+        binary = *said;
+    }
+    auto binary_path = store::locate_binary(*unpacked, staging, binary);
     if (!binary_path) {
         return std::unexpected(std::move(binary_path.error()).with_context(context));
     }
@@ -274,7 +284,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     }
     fault_point("preflight");
     if (preflight->exit_status != 0) {
-        log.warning(shim.name + ": '" + shim.binary + " -v' exited with status " +
+        log.warning(shim.name + ": '" + binary + " -v' exited with status " +
                         std::to_string(preflight->exit_status) + " (continuing: it did execute)",
                     {.digest = "sha256:" + staged.digest});
     }

@@ -3,6 +3,7 @@
 #include "shimkeeper/containerd/node_file.hpp"
 #include "shimkeeper/containerd/runtime_entry.hpp"
 #include "shimkeeper/containerd/write.hpp"
+#include "shimkeeper/reconcile/derive_runtime.hpp"
 #include "shimkeeper/reconcile/expectation.hpp"
 #include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
@@ -237,7 +238,7 @@ util::Expected<Outcome> Transaction::commit(store::StoreState state) {
     return m_outcome;
 }
 
-util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& target,
+util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& desired,
                                          const std::string& kind) {
     // Never start over an interrupted entry: its before-state is the only record of how to undo.
     auto recovery = TRY(recover(m_node, m_restart));
@@ -254,9 +255,21 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
     m_entry.started = util::now_rfc3339();
     m_entry.from_generation = state.current;
     m_entry.to_generation = m_existing_generation.value_or(state.next_number());
-    for (const auto& spec : target) {
+    for (const auto& spec : desired) {
         m_entry.shims.push_back(spec.name);
     }
+    StageOptions stage_options;
+    stage_options.fetch = m_node.settings.fetch;
+    stage_options.heartbeat = m_node.heartbeat;
+    stage_options.containerd_registry_hosts = m_node.detection.registry_config_path;
+    // A Shim that names no runtime type learns it from its artifact before anything is planned;
+    // fetching one that is not held yet changes nothing but the content-addressed store.
+    const ArtifactFetch fetch{m_node.downloader, stage_options, m_log};
+    auto derived = derive_runtime_types(desired, current, m_node.store, &fetch);
+    if (!derived) {
+        return refuse(std::move(derived.error()));
+    }
+    const std::vector<spec::ShimSpec>& target = *derived;
     warn_ignored_runc_options(m_node, target);
     const PlanView view{m_node.root, m_node.store, m_node.detection};
 
@@ -281,10 +294,6 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& targ
         return refuse(std::move(saved.error()));
     }
     // Stage every artifact: nothing on the node changes yet, so a failure here needs no rollback.
-    StageOptions stage_options;
-    stage_options.fetch = m_node.settings.fetch;
-    stage_options.heartbeat = m_node.heartbeat;
-    stage_options.containerd_registry_hosts = m_node.detection.registry_config_path;
     std::vector<std::optional<KnownArtifact>> artifacts;
     for (const auto& spec : target) {
         auto staged = stage_shim(spec, known_digest(spec, current, m_node.store), m_node.store,

@@ -122,6 +122,27 @@ std::string default_binary_for(std::string_view runtime_type) {
     return "containerd-shim-" + std::string(name) + "-" + std::string(version);
 }
 
+std::optional<std::string> runtime_type_said_by_binary(std::string_view binary) {
+    constexpr std::string_view prefix = "containerd-shim-";
+    if (!binary.starts_with(prefix)) {
+        return std::nullopt;
+    }
+    const std::size_t dash = binary.rfind("-v");
+    if (dash == std::string_view::npos || dash <= prefix.size()) {
+        return std::nullopt;
+    }
+    std::string_view name = binary.substr(prefix.size(), dash - prefix.size());
+    std::string_view version = binary.substr(dash + 1);
+    std::string runtime_type = "io.containerd." + std::string(name) + "." + std::string(version);
+    // The name must be one segment of the grammar below (no '.'), so that the round trip through
+    // containerd's own rule gives back exactly this binary.
+    if (name.find('.') != std::string_view::npos || runtime_type_problem(runtime_type) ||
+        default_binary_for(runtime_type) != binary) {
+        return std::nullopt;
+    }
+    return runtime_type;
+}
+
 std::optional<std::string> runtime_type_problem(std::string_view runtime_type) {
     if (runtime_type.empty()) {
         return "runtime_type is empty";

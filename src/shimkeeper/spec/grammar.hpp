@@ -30,6 +30,11 @@ bool is_valid_node_name(std::string_view name);
 // applies.
 std::string default_binary_for(std::string_view runtime_type);
 
+// The same rule read backwards, for a Shim object that names no runtime type: a binary named
+// containerd-shim-<name>-v<N> says io.containerd.<name>.v<N> (containerd-shim-kata-qemu-v2 ->
+// io.containerd.kata-qemu.v2). nullopt when the name does not have that shape.
+std::optional<std::string> runtime_type_said_by_binary(std::string_view binary);
+
 // runtime_type is one of:
 //   shim-name := "io.containerd." segment { "." segment } "." version
 //     segment := [a-z0-9] { [a-z0-9_-] }     (lowercase; e.g. "spin", "kata-qemu")

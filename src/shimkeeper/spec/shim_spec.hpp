@@ -47,6 +47,14 @@ struct ShimSpec {
     bool adopt = false; // take over a handler already defined outside shimkeeper's blocks
     std::optional<RuntimeClassSpec> runtime_class;
     Location location; // the [[shim]] header
+    // A Shim object may leave the runtime type out (the proposal's and runtime-class-manager's
+    // objects do): how it was derived then, for plan, status and records ("derived from
+    // spec.binary containerd-shim-spin-v2"); empty when the spec wrote it.
+    std::string runtime_type_derivation;
+    // Neither runtimeType nor binary given: the artifact says both (reconcile/derive_runtime.hpp).
+    // Until it has been looked at, runtime_type and binary hold the handler's guess
+    // io.containerd.<handler>.v2, so that a plan without a download still shows something.
+    bool runtime_type_from_artifact = false;
 };
 
 } // namespace shimkeeper::spec

@@ -102,7 +102,10 @@ util::Expected<void> check_unique(const std::vector<ShimSpec>& earlier, const Sh
                                               other.location.to_string() +
                                               "; containerd holds one runtime per handler");
         }
-        if (other.binary == shim.binary) {
+        // A binary still to be named by its artifact is checked once it is
+        // (reconcile/derive_runtime.hpp): the handlers' guesses must not clash meanwhile.
+        if (other.binary == shim.binary && !other.runtime_type_from_artifact &&
+            !shim.runtime_type_from_artifact) {
             return fail_at(shim.location,
                            "binary '" + shim.binary + "' of shim '" + shim.name +
                                "' is already used by shim '" + other.name + "' at " +

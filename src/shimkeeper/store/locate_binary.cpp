@@ -1,6 +1,9 @@
 #include "shimkeeper/store/locate_binary.hpp"
 
+#include "shimkeeper/spec/grammar.hpp"
+
 #include <algorithm>
+#include <set>
 #include <sys/stat.h>
 #include <vector>
 
@@ -97,6 +100,50 @@ util::Expected<std::string> locate_binary(const archive::UnpackResult& unpacked,
                                                     "'; " + listing(unpacked) +
                                                     ". Set `binary` in the shim's spec to one "
                                                     "of these, or check the URL");
+}
+
+util::Expected<std::string> binary_saying_runtime_type(const archive::UnpackResult& unpacked,
+                                                       const std::string& handler) {
+    constexpr std::string_view k_fix = "; set spec.runtimeType (or spec.binary) in the Shim";
+    if (!unpacked.was_archive) {
+        return util::fail(util::ErrorCode::archive,
+                          "the artifact is a single executable, which carries no file name to "
+                          "derive the runtime type from" +
+                              std::string(k_fix));
+    }
+    std::set<std::string> saying; // file names; one name in two folders is locate_binary's call
+    for (const archive::UnpackedFile& file : unpacked.files) {
+        const std::string name = std::filesystem::path(file.path).filename().string();
+        if (file.kind == archive::EntryKind::file && file.executable &&
+            spec::runtime_type_said_by_binary(name)) {
+            saying.insert(name);
+        }
+    }
+    if (saying.size() == 1) {
+        return *saying.begin();
+    }
+    if (saying.empty()) {
+        return util::fail(util::ErrorCode::archive,
+                          "no executable in the artifact is named containerd-shim-<name>-v<N>, "
+                          "which would say the runtime type; " +
+                              listing(unpacked) + std::string(k_fix));
+    }
+    const std::string handlers_prefix = "containerd-shim-" + handler + "-v";
+    std::vector<std::string> handlers;
+    std::string names;
+    for (const std::string& name : saying) {
+        names += (names.empty() ? "" : ", ") + name;
+        if (name.starts_with(handlers_prefix)) {
+            handlers.push_back(name);
+        }
+    }
+    if (handlers.size() == 1) {
+        return handlers.front();
+    }
+    return util::fail(util::ErrorCode::archive,
+                      "the artifact holds " + std::to_string(saying.size()) + " shims (" + names +
+                          ") and " + (handlers.empty() ? "none" : std::to_string(handlers.size())) +
+                          " named for the handler '" + handler + "'" + std::string(k_fix));
 }
 
 } // namespace shimkeeper::store

@@ -17,4 +17,12 @@ util::Expected<std::string> locate_binary(const archive::UnpackResult& unpacked,
                                           const std::filesystem::path& dir,
                                           const std::string& binary);
 
+// For a shim whose runtime type the artifact says (a Shim object without runtimeType or binary):
+// the file name of the one executable named containerd-shim-<name>-v<N> in the archive, or when
+// it holds several, of the one whose <name> is `handler`. Fails (ErrorCode::archive) listing the
+// artifact's entries when no name says it or the choice is ambiguous, and for a bare executable,
+// which carries no name of its own.
+util::Expected<std::string> binary_saying_runtime_type(const archive::UnpackResult& unpacked,
+                                                       const std::string& handler);
+
 } // namespace shimkeeper::store

@@ -46,6 +46,7 @@ util::Expected<InstalledShim> parse_shim(const json& object, const JsonReader& r
     shim.adopt = TRY(reader.optional_boolean(object, "adopt"));
     shim.runtime_class = TRY(reader.optional_string(object, "runtime_class"));
     shim.origin = TRY(reader.optional_string(object, "origin"));
+    shim.runtime_type_derivation = TRY(reader.optional_string(object, "runtime_type_derivation"));
     return shim;
 }
 
@@ -68,20 +69,24 @@ util::Expected<Generation> parse_generation(const std::filesystem::path& file, c
 }
 
 json shim_to_json(const InstalledShim& shim) {
-    return json{{"name", shim.name},
-                {"handler", shim.handler},
-                {"runtime_type", shim.runtime_type},
-                {"binary", shim.binary},
-                {"binary_path", shim.binary_path},
-                {"version", shim.version},
-                {"digest", shim.digest},
-                {"url", shim.url},
-                {"path", shim.path},
-                {"options_toml", shim.options_toml},
-                {"allow_unverified", shim.allow_unverified},
-                {"adopt", shim.adopt},
-                {"runtime_class", shim.runtime_class},
-                {"origin", shim.origin}};
+    json out{{"name", shim.name},
+             {"handler", shim.handler},
+             {"runtime_type", shim.runtime_type},
+             {"binary", shim.binary},
+             {"binary_path", shim.binary_path},
+             {"version", shim.version},
+             {"digest", shim.digest},
+             {"url", shim.url},
+             {"path", shim.path},
+             {"options_toml", shim.options_toml},
+             {"allow_unverified", shim.allow_unverified},
+             {"adopt", shim.adopt},
+             {"runtime_class", shim.runtime_class},
+             {"origin", shim.origin}};
+    if (!shim.runtime_type_derivation.empty()) {
+        out["runtime_type_derivation"] = shim.runtime_type_derivation;
+    }
+    return out;
 }
 
 } // namespace

@@ -26,8 +26,9 @@ struct InstalledShim {
     std::string options_toml; // the spec's options table, serialised, to detect changes
     bool allow_unverified = false;
     bool adopt = false;
-    std::string runtime_class; // the RuntimeClass name; empty: none
-    std::string origin;        // where the spec came from ("shims.d/spin.toml:3:1")
+    std::string runtime_class;           // the RuntimeClass name; empty: none
+    std::string origin;                  // where the spec came from ("shims.d/spin.toml:3:1")
+    std::string runtime_type_derivation; // how runtime_type was derived; empty: the spec wrote it
 
     bool operator==(const InstalledShim&) const = default;
 };

@@ -10,10 +10,14 @@ const store::InstalledShim* running(const store::StoreState& state, const std::s
 }
 
 bool runs_exactly(const store::InstalledShim* record, const spec::ShimSpec& spec) {
-    return record != nullptr &&
-           reconcile::differences(reconcile::record_of(spec, spec.fetch.sha256.value_or(""), ""),
+    if (record == nullptr) {
+        return false;
+    }
+    // A Shim without runtimeType compares with what its artifact said when it was installed.
+    const spec::ShimSpec want = reconcile::as_derived_by(spec, *record);
+    return reconcile::differences(reconcile::record_of(want, want.fetch.sha256.value_or(""), ""),
                                   *record)
-               .empty();
+        .empty();
 }
 
 } // namespace shimkeeper::cluster::agent

@@ -4,6 +4,11 @@
 #include "shimkeeper/spec/grammar.hpp"
 #include "shimkeeper/spec/oci_reference.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <regex>
 #include <set>
 
 namespace shimkeeper::cluster::model {
@@ -65,8 +70,15 @@ util::Expected<void> add_value(toml::table& table, const std::string& key, const
     case json::value_t::boolean:
         table.insert(key, value.get<bool>());
         return {};
-    case json::value_t::number_integer:
     case json::value_t::number_unsigned:
+        // TOML integers are 64-bit signed: a larger one would turn negative.
+        if (value.get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            return reader.bad(field + "." + key, "is larger than a TOML integer can hold");
+        }
+        table.insert(key, value.get<std::int64_t>());
+        return {};
+    case json::value_t::number_integer:
         table.insert(key, value.get<std::int64_t>());
         return {};
     case json::value_t::number_float:
@@ -91,6 +103,65 @@ util::Expected<toml::table> toml_of(const json& object, const ObjectReader& read
     toml::table table;
     for (const auto& [key, value] : object.items()) {
         TRY(add_value(table, key, value, reader, field));
+    }
+    return table;
+}
+
+struct Number {
+    bool is_integer = false;
+    std::int64_t integer = 0;
+    double floating = 0;
+};
+
+// A decimal number as TOML writes one: -?digits without a leading zero, optionally .digits and
+// an exponent. Not "inf", "nan", hex, a leading '+' or "0755" (a mode, most likely, which as a
+// number would turn into 755).
+std::optional<Number> number_said_by(const std::string& text) {
+    static const std::regex k_integer("-?(0|[1-9][0-9]*)");
+    static const std::regex k_float("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    Number number;
+    if (std::regex_match(text, k_integer)) {
+        auto [end, ec] = std::from_chars(first, last, number.integer);
+        if (ec == std::errc() && end == last) {
+            number.is_integer = true;
+            return number;
+        }
+        return std::nullopt; // beyond 64 bits: a string, not a silently rounded float
+    }
+    if (std::regex_match(text, k_float)) {
+        auto [end, ec] = std::from_chars(first, last, number.floating);
+        if (ec == std::errc() && end == last && std::isfinite(number.floating)) {
+            return number;
+        }
+    }
+    return std::nullopt;
+}
+
+// runtime-class-manager's containerdRuntimeOptions: every value a string, typed the way its
+// installer types them in containerd's TOML: "true"/"false" -> boolean, an integer -> integer, a
+// decimal number -> float, anything else stays a string.
+util::Expected<toml::table> toml_of_string_map(const json& object, const ObjectReader& reader,
+                                               const std::string& field) {
+    toml::table table;
+    for (const auto& [key, value] : object.items()) {
+        if (!value.is_string()) {
+            return reader.bad(field + "." + key,
+                              std::string("must be a string (this field is a map of strings; "
+                                          "use spec.options for typed values), not ") +
+                                  value.type_name());
+        }
+        const std::string text = value.get<std::string>();
+        if (text == "true" || text == "false") {
+            table.insert(key, text == "true");
+        } else if (auto number = number_said_by(text); number && number->is_integer) {
+            table.insert(key, number->integer);
+        } else if (number) {
+            table.insert(key, number->floating);
+        } else {
+            table.insert(key, text);
+        }
     }
     return table;
 }
@@ -140,8 +211,10 @@ util::Expected<spec::FetchSource> source_of(const json& entry, bool allow_unveri
         }
     } else if (!allow_unverified) {
         return reader.bad(field + ".sha256",
-                          "is required unless spec.allowUnverified is true (the download could "
-                          "not be verified)");
+                          "is missing: the shim runs as root on every selected node, so "
+                          "shimkeeper installs only bytes it can verify; add the artifact's "
+                          "sha256, or set spec.allowUnverified: true to install it unverified "
+                          "(development only)");
     }
     return source;
 }
@@ -181,6 +254,13 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
         const std::string field = "spec.fetchStrategy.platforms[" + std::to_string(i) + "]";
         const std::string entry_arch =
             spec::normalise_architecture(TRY(reader.required(list[i], "arch", field + ".arch")));
+        // runtime-class-manager names the OS of each entry; this node is Linux, and an entry
+        // for another OS would never be chosen, so it is refused rather than ignored.
+        if (auto os = TRY(reader.string(list[i], "os", field + ".os")); os && *os != "linux") {
+            return reader.bad(field + ".os", "is \"" + *os +
+                                                 "\": shimkeeper installs shims on Linux nodes "
+                                                 "only (write os: linux, or leave it out)");
+        }
         if (!seen.insert(entry_arch).second) {
             return reader.bad(field + ".arch", "names " + entry_arch + " a second time");
         }
@@ -197,11 +277,98 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
     return *chosen;
 }
 
+// metadata.<key> when it is a string, else `fallback`. The API server makes it one, but a node
+// never trusts an object's shape: json::value() throws on any other (found by fuzz_shim_object).
+std::string metadata_string(const json& shim, const char* key, const char* fallback) {
+    if (!shim.is_object()) {
+        return fallback;
+    }
+    auto metadata = shim.find("metadata");
+    if (metadata == shim.end() || !metadata->is_object()) {
+        return fallback;
+    }
+    auto value = metadata->find(key);
+    return value != metadata->end() && value->is_string() ? value->get<std::string>() : fallback;
+}
+
+// spec.runtimeClass, or spec.runtimeclass as the shim lifecycle operator proposal spells it:
+// the object (nullptr when absent) and the spelling used, for messages. Never both.
+struct RuntimeClassField {
+    const json* object = nullptr;
+    std::string field;
+};
+
+util::Expected<RuntimeClassField> runtime_class_of(const json& spec_json,
+                                                   const ObjectReader& reader) {
+    auto camel = spec_json.find("runtimeClass");
+    auto lower = spec_json.find("runtimeclass");
+    if (camel != spec_json.end() && lower != spec_json.end()) {
+        return reader.bad("spec.runtimeclass",
+                          "and spec.runtimeClass are two spellings of one field; keep one");
+    }
+    auto found = camel != spec_json.end() ? camel : lower;
+    if (found == spec_json.end() || found->is_null()) {
+        return RuntimeClassField{};
+    }
+    std::string field = camel != spec_json.end() ? "spec.runtimeClass" : "spec.runtimeclass";
+    if (!found->is_object()) {
+        return reader.bad(field, "must be an object with a name");
+    }
+    return RuntimeClassField{&*found, std::move(field)};
+}
+
+// spec.runtimeType, else what spec.binary says, else the artifact decides on the node
+// (ARCHITECTURE.md, reconcile, issue 24's decision); the handler's guess stands in until then.
+util::Expected<void> set_runtime_type(spec::ShimSpec& spec, const json& spec_json,
+                                      const ObjectReader& reader) {
+    auto runtime_type = TRY(reader.string(spec_json, "runtimeType", "spec.runtimeType"));
+    auto binary = TRY(reader.string(spec_json, "binary", "spec.binary"));
+    if (binary) {
+        if (auto problem = spec::binary_problem(*binary)) {
+            return reader.bad("spec.binary", *problem);
+        }
+    }
+    if (runtime_type) {
+        spec.runtime_type = *runtime_type;
+        if (auto problem = spec::runtime_type_problem(spec.runtime_type)) {
+            return reader.bad("spec.runtimeType", *problem);
+        }
+        spec.binary = binary.value_or(spec::default_binary_for(spec.runtime_type));
+        if (auto problem = spec::binary_problem(spec.binary)) {
+            return reader.bad("spec.binary", *problem);
+        }
+        return {};
+    }
+    if (binary) {
+        auto said = spec::runtime_type_said_by_binary(*binary);
+        if (!said) {
+            return reader.bad("spec.binary", "is \"" + *binary +
+                                                 "\", which does not say the runtime type "
+                                                 "(containerd-shim-<name>-v<N>); set "
+                                                 "spec.runtimeType");
+        }
+        spec.binary = *binary;
+        spec.runtime_type = *said;
+        spec.runtime_type_derivation = "derived from spec.binary " + *binary;
+        return {};
+    }
+    // One segment of the runtime type's grammar: a handler's '.' would split it ("a..b").
+    std::string segment = spec.handler;
+    std::replace(segment.begin(), segment.end(), '.', '-');
+    spec.runtime_type = "io.containerd." + segment + ".v2";
+    spec.binary = spec::default_binary_for(spec.runtime_type);
+    spec.runtime_type_from_artifact = true;
+    spec.runtime_type_derivation =
+        "to be derived from the artifact's containerd-shim-<name>-v<N> binary (until it is "
+        "fetched: the handler's guess, " +
+        spec.runtime_type + ")";
+    return {};
+}
+
 } // namespace
 
 util::Expected<ShimIdentity> shim_identity_of(const json& shim) {
-    const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
-    const std::string name = metadata.value("name", std::string());
+    const std::string name = metadata_string(shim, "name", "");
     const ObjectReader reader("Shim/" + (name.empty() ? std::string("<unnamed>") : name));
     if (!spec::is_valid_name(name)) {
         return reader.bad("metadata.name", "is not a valid shim name ([a-z0-9]([-a-z0-9._]*"
@@ -213,17 +380,37 @@ util::Expected<ShimIdentity> shim_identity_of(const json& shim) {
     }
     const json& spec_json = *spec_field;
     ShimIdentity identity{name, name, name};
-    identity.handler = TRY(reader.string(spec_json, "handler", "spec.handler")).value_or(name);
+    const auto [runtime_class, runtime_class_field] = TRY(runtime_class_of(spec_json, reader));
+    auto handler = TRY(reader.string(spec_json, "handler", "spec.handler"));
+    if (runtime_class != nullptr) {
+        const std::string field = runtime_class_field + ".handler";
+        auto class_handler = TRY(reader.string(*runtime_class, "handler", field));
+        if (handler && class_handler && *handler != *class_handler) {
+            return reader.bad(field, "is \"" + *class_handler + "\" but spec.handler is \"" +
+                                         *handler +
+                                         "\": both name the one containerd handler; write it "
+                                         "once, or the same in both");
+        }
+        if (!handler && class_handler) {
+            if (!spec::is_valid_name(*class_handler)) {
+                return reader.bad(field, "is \"" + *class_handler +
+                                             "\": it becomes a key in containerd's config, so "
+                                             "it must be a valid name");
+            }
+            handler = class_handler;
+        }
+    }
+    identity.handler = handler.value_or(name);
     if (!spec::is_valid_name(identity.handler)) {
         return reader.bad("spec.handler", "is \"" + identity.handler +
                                               "\": it becomes a key in containerd's config, so "
                                               "it must be a valid name");
     }
-    if (auto runtime_class = spec_json.find("runtimeClass"); runtime_class != spec_json.end()) {
+    if (runtime_class != nullptr) {
         identity.runtime_class =
-            TRY(reader.required(*runtime_class, "name", "spec.runtimeClass.name"));
+            TRY(reader.required(*runtime_class, "name", runtime_class_field + ".name"));
         if (!spec::is_valid_name(identity.runtime_class)) {
-            return reader.bad("spec.runtimeClass.name", "is not a valid name");
+            return reader.bad(runtime_class_field + ".name", "is not a valid name");
         }
     }
     return identity;
@@ -237,23 +424,27 @@ util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string&
     spec::ShimSpec spec;
     spec.name = identity.name;
     // is_origin_of_shim reads this shape back.
-    spec.location = {
-        reader.object() + "@" + shim["metadata"].value("resourceVersion", std::string("?")), 0, 0};
+    spec.location = {reader.object() + "@" + metadata_string(shim, "resourceVersion", "?"), 0, 0};
     spec.handler = identity.handler;
-    spec.runtime_type = TRY(reader.required(spec_json, "runtimeType", "spec.runtimeType"));
-    if (auto problem = spec::runtime_type_problem(spec.runtime_type)) {
-        return reader.bad("spec.runtimeType", *problem);
+    TRY(set_runtime_type(spec, spec_json, reader));
+    auto options = spec_json.find("options");
+    auto string_options = spec_json.find("containerdRuntimeOptions");
+    if (options != spec_json.end() && string_options != spec_json.end()) {
+        return reader.bad("spec.containerdRuntimeOptions",
+                          "and spec.options both set the runtime's options; keep one");
     }
-    spec.binary = TRY(reader.string(spec_json, "binary", "spec.binary"))
-                      .value_or(spec::default_binary_for(spec.runtime_type));
-    if (auto problem = spec::binary_problem(spec.binary)) {
-        return reader.bad("spec.binary", *problem);
-    }
-    if (auto options = spec_json.find("options"); options != spec_json.end()) {
+    if (options != spec_json.end()) {
         if (!options->is_object()) {
             return reader.bad("spec.options", "must be an object");
         }
         spec.options = TRY(toml_of(*options, reader, "spec.options"));
+    }
+    if (string_options != spec_json.end()) {
+        if (!string_options->is_object()) {
+            return reader.bad("spec.containerdRuntimeOptions", "must be a map of strings");
+        }
+        spec.options =
+            TRY(toml_of_string_map(*string_options, reader, "spec.containerdRuntimeOptions"));
     }
     if (auto unverified = spec_json.find("allowUnverified"); unverified != spec_json.end()) {
         if (!unverified->is_boolean()) {
@@ -262,10 +453,33 @@ util::Expected<spec::ShimSpec> shim_spec_of(const json& shim, const std::string&
         spec.allow_unverified = unverified->get<bool>();
     }
     spec.fetch = TRY(fetch_of(spec_json, spec.allow_unverified, arch, reader));
-    if (spec_json.contains("runtimeClass")) {
+    if (spec_json.contains("runtimeClass") || spec_json.contains("runtimeclass")) {
         spec.runtime_class = spec::RuntimeClassSpec{identity.runtime_class};
     }
     return spec;
+}
+
+json spec_status_fields(const json& shim) {
+    auto identity = shim_identity_of(shim);
+    if (!identity) {
+        return json::object();
+    }
+    spec::ShimSpec spec;
+    spec.handler = identity->handler;
+    if (!set_runtime_type(spec, shim["spec"], ObjectReader("Shim/" + identity->name))) {
+        return json::object();
+    }
+    json fields{{"runtimeClass", identity->runtime_class}, {"handler", identity->handler}};
+    if (spec.runtime_type_from_artifact) {
+        fields["runtimeTypeFrom"] = "each node's artifact: the name of its "
+                                    "containerd-shim-<name>-v<N> binary";
+    } else {
+        fields["runtimeType"] = spec.runtime_type;
+        fields["runtimeTypeFrom"] = spec.runtime_type_derivation.empty()
+                                        ? "spec.runtimeType"
+                                        : spec.runtime_type_derivation;
+    }
+    return fields;
 }
 
 bool selects_node(const json& shim, const std::map<std::string, std::string>& labels) {

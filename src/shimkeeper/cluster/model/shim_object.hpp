@@ -38,6 +38,12 @@ struct ShimIdentity {
 };
 util::Expected<ShimIdentity> shim_identity_of(const nlohmann::json& shim);
 
+// What the Shim's status says of its spec in either spelling, for `kubectl get shims` and for
+// users: runtimeClass (the RuntimeClass the coordinator manages), handler, and runtimeTypeFrom
+// saying how the runtime type is decided, with runtimeType when the object alone says it (not
+// when each node's artifact does). Empty for an object shim_identity_of refuses.
+nlohmann::json spec_status_fields(const nlohmann::json& shim);
+
 // spec.nodeSelector (label key -> value, all must match) against the Node's labels; without a
 // selector, every node but those labelled node-role.kubernetes.io/control-plane.
 bool selects_node(const nlohmann::json& shim, const std::map<std::string, std::string>& labels);

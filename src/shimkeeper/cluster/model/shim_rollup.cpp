@@ -131,14 +131,20 @@ json desired_status(const json& shim, const Rollup& rollup,
         wanted.push_back(*runtime_class);
     }
     const NodeCounts& counts = rollup.counts;
-    return {{"observedGeneration", rollup.generation},
-            {"nodes",
-             {{"selected", counts.selected},
-              {"installed", counts.installed},
-              {"failed", counts.failed},
-              {"updating", counts.updating}}},
-            {"conditions", merge_conditions(current.value("conditions", json::array()), wanted,
-                                            rollup.generation, now)}};
+    json status{{"observedGeneration", rollup.generation},
+                {"nodes",
+                 {{"selected", counts.selected},
+                  {"installed", counts.installed},
+                  {"failed", counts.failed},
+                  {"updating", counts.updating}}},
+                {"conditions", merge_conditions(current.value("conditions", json::array()), wanted,
+                                                rollup.generation, now)}};
+    json fields = spec_status_fields(shim);
+    if (!fields.contains("runtimeType") && current.contains("runtimeType")) {
+        fields["runtimeType"] = nullptr; // now each node's artifact says it: a merge patch deletes
+    }
+    status.update(fields);
+    return status;
 }
 
 bool status_differs(const json& shim, const json& desired) {

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Issue 24: Shims written the way the shim lifecycle operator proposal and runtime-class-manager
+# write them (their field names, only apiVersion changed) install on a real sandboxed node
+# (systemd --user + containerd, tests/support/cluster_node.sh) with its agent in cluster mode, the
+# coordinator beside it:
+#   - proposal style: `runtimeclass` (lowercase) carrying the handler, `annonymousHttp`, no
+#     runtimeType: the node derives io.containerd.comet.v1 from the artifact's
+#     containerd-shim-comet-v1 (not the handler's v2 guess), installs it, labels its Node; CRI
+#     lists the handler; `plan`/`status` and the Shim's status say what was derived and why;
+#   - runtime-class-manager style: `runtimeClass.handler`, `platforms[]` with `os: linux` and
+#     x86_64/aarch64 names, `containerdRuntimeOptions` strings written into containerd's TOML as
+#     a boolean and a number, rolloutStrategy recreate: installed, labelled;
+#   - an artifact whose file names do not say the runtime type: the node reports `failed` with a
+#     reason naming the archive's entries, no label, and the other two stay installed.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
+kube_require_peers
+node_reexec_in_namespace "$@"
+pass() { echo "ok: $*"; }
+sk_init
+kube_up "$T/kube"
+node_shim_serve
+
+# artifact NAME FILE...: $T/artifacts/NAME.tar.gz holding the line's runc shim under each FILE
+# (a path inside the archive), plus a README that is no shim.
+artifact() {
+    local name=$1 staging file
+    shift
+    staging=$(mktemp -d "$T/artifact.XXXXXX")
+    for file in "$@"; do
+        install -D -m 0755 "$NODE_SHIM_RUNC" "$staging/$file"
+    done
+    echo "$name, for the shim_api_styles scenario" >"$staging/README"
+    tar -C "$staging" -czf "$T/artifacts/$name.tar.gz" .
+    rm -rf "$staging"
+}
+artifact comet containerd-shim-comet-v1
+artifact lunar bin/containerd-shim-lunar-v2
+artifact mute bin/mute-shim
+
+kube_create_node node-a wasm=true
+coordinator_start coord-1
+bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/a" node-a \
+    "$(kube_node_token_kubeconfig node-a)" >"$T/a.out" 2>&1 &
+sk_track $!
+on_a() {
+    (
+        # shellcheck disable=SC1090
+        source "$T/a/node.env"
+        "$@"
+    )
+}
+agent_log() { tail -n "${1:-30}" "$T/a/agent.log" 2>/dev/null; }
+kube_wait_for 60 test -e "$T/a/ready" || fail "node-a did not come up: $(cat "$T/a.out")"
+
+# The node's label for SHIM: present with any non-empty value (its value is the label's owner's
+# business), or "" when absent.
+label() {
+    kube_admin get node node-a -o jsonpath="{.metadata.labels.shim\.containerd\.x-k8s\.io/$1}"
+}
+labelled() { [[ -n "$(label "$1")" ]]; }
+# state SHIM: the annotation's state@generation ("" when none); reason SHIM: its reason.
+annotation_field() {
+    kube_admin get node node-a -o json | python3 -c 'import json, sys
+a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1])
+a = {} if a is None else json.loads(a)
+print("%s@%s" % (a["state"], a["generation"]) if sys.argv[2] == "state" and a else a.get(sys.argv[2], ""))' "$1" "$2"
+}
+state_is() { [[ "$(annotation_field "$1" state)" == "$2" ]]; }
+wait_state() {
+    kube_wait_for "${3:-120}" state_is "$1" "$2" ||
+        fail "node-a says '$(annotation_field "$1" state)' about $1, not $2; its agent: $(agent_log)"
+}
+
+echo "--- proposal style: runtimeclass, its handler, no runtimeType"
+cat <<YAML | kube_admin apply -f - >/dev/null
+apiVersion: containerd.x-k8s.io/v1alpha1
+kind: Shim
+metadata:
+  name: comet-v1
+spec:
+  nodeSelector:
+    wasm: "true"
+  fetchStrategy:
+    type: annonymousHttp
+    anonHttp:
+      location: $SERVER_URL/comet.tar.gz
+      sha256: $(sha256_of "$T/artifacts/comet.tar.gz")
+  runtimeclass:
+    name: comet
+    handler: comet
+  rolloutStrategy:
+    type: rolling
+    rolling:
+      maxUpdate: 5
+YAML
+wait_state comet-v1 installed@1
+kube_wait_for 60 labelled comet-v1 || fail "node-a never got the comet-v1 label: $(agent_log)"
+on_a node_cri_has_handler comet || fail "node-a is labelled but CRI does not list handler comet"
+# Every TOML file of containerd's config folder (the root config and any drop-in).
+config_text() { on_a sh -c 'find "$(dirname "$NODE_CONFIG")" -name "*.toml" -exec cat {} +'; }
+# The derived type, or on a containerd older than 1.7 the derived binary's absolute path.
+grep -qE '^\s*runtime_type = "(io\.containerd\.comet\.v1|/[^"]*/containerd-shim-comet-v1)"$' <<<"$(config_text)" ||
+    fail "containerd's config does not run comet as io.containerd.comet.v1: $(grep -n -A3 comet <<<"$(config_text)")"
+expect_exit 0 on_a ski status
+expect_output_contains "runtime type io.containerd.comet.v1, derived from the artifact's containerd-shim-comet-v1"
+expect_exit 0 on_a ski plan
+expect_output_contains "runtime type io.containerd.comet.v1, derived from the artifact's containerd-shim-comet-v1"
+expect_output_contains "Nothing to do"
+rc_of() { kube_admin get runtimeclass "$1" -o jsonpath='{.handler}' 2>/dev/null; }
+kube_wait_for 60 test "$(rc_of comet)" = comet || fail "RuntimeClass comet: handler '$(rc_of comet)'"
+shim_status() { kube_admin get shim "$1" -o jsonpath="{.status.$2}"; }
+status_says() { [[ "$(shim_status "$1" "$2")" == "$3" ]]; }
+kube_wait_for 60 status_says comet-v1 runtimeClass comet ||
+    fail "Shim comet-v1's status.runtimeClass: $(shim_status comet-v1 runtimeClass)"
+[[ "$(shim_status comet-v1 runtimeTypeFrom)" == "each node's artifact"* ]] ||
+    fail "Shim comet-v1's status.runtimeTypeFrom: $(shim_status comet-v1 runtimeTypeFrom)"
+pass "proposal style: io.containerd.comet.v1 derived from the artifact, installed, labelled, RuntimeClass comet"
+
+echo "--- runtime-class-manager style: runtimeClass.handler, platforms with os, string options"
+lunar_sha=$(sha256_of "$T/artifacts/lunar.tar.gz")
+cat <<YAML | kube_admin apply -f - >/dev/null
+apiVersion: containerd.x-k8s.io/v1alpha1
+kind: Shim
+metadata:
+  name: lunar-v2
+  labels:
+    app.kubernetes.io/name: lunar-v2
+spec:
+  nodeSelector:
+    wasm: "true"
+  fetchStrategy:
+    type: anonymousHttp
+    platforms:
+      - os: linux
+        arch: x86_64
+        location: $SERVER_URL/lunar.tar.gz
+        sha256: $lunar_sha
+      - os: linux
+        arch: aarch64
+        location: $SERVER_URL/lunar.tar.gz
+        sha256: $lunar_sha
+  runtimeClass:
+    name: lunar
+    handler: lunar
+  rolloutStrategy:
+    type: recreate
+  containerdRuntimeOptions:
+    LunarDebug: "true"
+    LunarThreads: "4"
+YAML
+wait_state lunar-v2 installed@1
+kube_wait_for 60 labelled lunar-v2 || fail "node-a never got the lunar-v2 label: $(agent_log)"
+on_a node_cri_has_handler lunar || fail "node-a is labelled but CRI does not list handler lunar"
+grep -qE '^\s*LunarDebug = true$' <<<"$(config_text)" ||
+    fail "LunarDebug is not the boolean true in containerd's config: $(grep -n Lunar <<<"$(config_text)")"
+grep -qE '^\s*LunarThreads = 4$' <<<"$(config_text)" ||
+    fail "LunarThreads is not the number 4 in containerd's config: $(grep -n Lunar <<<"$(config_text)")"
+kube_wait_for 60 test "$(rc_of lunar)" = lunar || fail "RuntimeClass lunar: handler '$(rc_of lunar)'"
+kube_wait_for 60 status_says lunar-v2 handler lunar || fail "Shim lunar-v2's status.handler"
+on_a node_cri_has_handler comet || fail "installing lunar lost comet"
+pass "runtime-class-manager style: installed, labelled, options typed (LunarDebug = true, LunarThreads = 4)"
+
+echo "--- an artifact whose names do not say the runtime type"
+cat <<YAML | kube_admin apply -f - >/dev/null
+apiVersion: containerd.x-k8s.io/v1alpha1
+kind: Shim
+metadata:
+  name: mute
+spec:
+  nodeSelector:
+    wasm: "true"
+  fetchStrategy:
+    type: anonymousHttp
+    anonHttp:
+      location: $SERVER_URL/mute.tar.gz
+      sha256: $(sha256_of "$T/artifacts/mute.tar.gz")
+  runtimeClass:
+    name: mute
+    handler: mute
+YAML
+wait_state mute failed@1
+reason=$(annotation_field mute reason)
+for part in "no executable in the artifact is named containerd-shim-<name>-v<N>" \
+    "bin/mute-shim (executable)" "README" "set spec.runtimeType"; do
+    [[ $reason == *"$part"* ]] || fail "the failure reason lacks \"$part\": $reason"
+done
+[[ -z "$(label mute)" ]] || fail "node-a is labelled for mute although it failed"
+on_a node_cri_lacks_handler mute || fail "CRI lists the failed handler mute"
+labelled comet-v1 && labelled lunar-v2 || fail "a failed Shim took another's label"
+on_a node_cri_has_handler comet && on_a node_cri_has_handler lunar ||
+    fail "a failed Shim took another handler off CRI"
+pass "mute: failed on node-a naming the archive's entries ($reason)"
