@@ -22,7 +22,7 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //     (cluster_report.cpp skips the label-first report), the order uninstall must never take;
 //   slot-wait: a rolling Shim changes on a node that got no rollout slot (rollout_gate.cpp).
 inline constexpr std::array<std::string_view, 2> k_fault_switches = {"handler-before-label",
-                                                                      "slot-wait"};
+                                                                     "slot-wait"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);
