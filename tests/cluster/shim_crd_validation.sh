@@ -7,48 +7,8 @@ source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 kube_require_peers
 kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
 
-k_sha=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-k_url=https://artifacts.example.org/containerd-shim-demo-v2.tar.gz
-
-# shim_yaml NAME SPEC-LINES: a Shim whose spec is a runtimeType plus SPEC-LINES (YAML, indented
-# by four spaces under spec).
-shim_yaml() {
-    printf 'apiVersion: containerd.x-k8s.io/v1alpha1\nkind: Shim\nmetadata:\n  name: %s\n' "$1"
-    printf 'spec:\n  runtimeType: io.containerd.demo.v2\n'
-    printf '%s\n' "$2" | sed 's/^/  /'
-}
-
-good_fetch="fetchStrategy:
-  type: anonymousHttp
-  anonHttp: {location: $k_url, sha256: $k_sha}"
-
-# refused NAME EXPECTED-MESSAGE SPEC-LINES: apply must fail, name the problem, create nothing.
-refused() {
-    local name=$1 expected=$2 out
-    if out=$(shim_yaml "$name" "$3" | kube_admin apply -f - 2>&1); then
-        echo "FAIL: $name was accepted; expected: $expected" >&2
-        exit 1
-    fi
-    if ! grep -qF -- "$expected" <<<"$out"; then
-        echo "FAIL: $name was refused without saying \"$expected\"; kubectl said: $out" >&2
-        exit 1
-    fi
-    if kube_admin get shim "$name" >/dev/null 2>&1; then
-        echo "FAIL: $name was refused but exists" >&2
-        exit 1
-    fi
-    echo "ok: refused $name: ${out//$'\n'/ }"
-}
-
-accepted() {
-    local name=$1 out
-    out=$(shim_yaml "$name" "$2" | kube_admin apply -f - 2>&1) || {
-        echo "FAIL: $name was refused: $out" >&2
-        exit 1
-    }
-    kube_admin get shim "$name" >/dev/null
-    echo "ok: accepted $name"
-}
+SHIM_RUNTIME_TYPE=io.containerd.demo.v2 # every Shim here names its runtime type
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/shim_admission.sh"
 
 k_handler_msg="handler must be 1 to 63 characters"
 refused bad-handler-upper "$k_handler_msg" "handler: Spin
