@@ -172,7 +172,7 @@ node_cri_has_handler demo || fail "the cluster shim demo left CRI with the token
 installed_and_labelled || fail "with the token refused node-a says $(annotation_state) about demo"
 kube_wait_for 30 status_says "credentials refused since" ||
     fail "status does not say credentials refused: $(status_out)"
-status_says "$token_file" || fail "status does not name the token file $token_file: $(status_out)"
+kube_wait_for 30 status_says "$token_file" || fail "status does not name the token file $token_file: $(status_out)"
 kube_wait_for 30 status_cluster_has credentials_refused_since ||
     fail "status.json does not say credentials refused: $(cat "$status_json")"
 [[ "$(status_cluster renew)" == "$token_file" ]] ||
