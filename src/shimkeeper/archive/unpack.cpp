@@ -147,7 +147,13 @@ util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& de
                                     const std::string& bare_name, const UnpackLimits& limits) {
     SafeTree tree = TRY(SafeTree::open(dest));
     Budget budget(limits);
-    std::string magic = TRY(read_magic(artifact));
+    // Not TRY: GCC 12 warns (-Wmaybe-uninitialized, a false positive) about a string moved out
+    // of the statement expression.
+    const util::Expected<std::string> magic_read = read_magic(artifact);
+    if (!magic_read) {
+        return std::unexpected(magic_read.error());
+    }
+    const std::string& magic = *magic_read;
     if (magic.empty()) {
         return util::fail(util::ErrorCode::archive,
                           "artifact " + artifact.string() + " is empty; check the URL");
