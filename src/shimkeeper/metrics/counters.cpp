@@ -55,14 +55,17 @@ util::Expected<Counters> load_counters(const std::filesystem::path& file) {
     }
     counters.rollbacks = TRY(count_field(top, json, "rollbacks"));
     counters.containerd_restarts = TRY(count_field(top, json, "containerd_restarts"));
-    if (auto last = json.find("last_transaction"); last != json.end() && !last->is_null()) {
+    // contains/at rather than an iterator from find: GCC 12 cannot see that the iterator's
+    // object is non-null and warns (-Wnull-dereference) through nlohmann's inlined code.
+    if (json.contains("last_transaction") && !json.at("last_transaction").is_null()) {
+        const nlohmann::json& last = json.at("last_transaction");
         const util::JsonReader reader = top.at("last_transaction");
-        if (!last->is_object()) {
+        if (!last.is_object()) {
             return reader.bad("is not an object");
         }
-        counters.last = LastTransaction{TRY(number_field(reader, *last, "finished_unix")),
-                                        TRY(number_field(reader, *last, "duration_seconds")),
-                                        TRY(reader.string(*last, "result"))};
+        counters.last = LastTransaction{TRY(number_field(reader, last, "finished_unix")),
+                                        TRY(number_field(reader, last, "duration_seconds")),
+                                        TRY(reader.string(last, "result"))};
     }
     return counters;
 }
