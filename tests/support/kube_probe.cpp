@@ -23,7 +23,6 @@
 
 #include <cstdio>
 #include <iostream>
-#include <iterator>
 #include <map>
 
 using namespace shimkeeper;
@@ -53,8 +52,7 @@ int probe_fail(const util::Error& error) {
 namespace {
 
 json read_stdin() {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return json::parse(text);
+    return json::parse(std::cin);
 }
 
 int print(const util::Expected<json>& result) {

@@ -12,7 +12,6 @@
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
 
 #include <iostream>
-#include <iterator>
 
 using namespace shimkeeper;
 using nlohmann::json;
@@ -30,8 +29,7 @@ json held_to_json(const cluster::agent::HeldSlot& held) {
 }
 
 cluster::agent::HeldSlot held_from_stdin() {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    const json in = json::parse(text);
+    const json in = json::parse(std::cin);
     const json& target = in.at("target");
     return {{target.at("shim"), target.at("uid"), target.at("generation"), target.at("slots")},
             in.at("lease"),

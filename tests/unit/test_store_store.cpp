@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <sys/stat.h>
 #include <utime.h>
 
@@ -49,7 +50,9 @@ protected:
 
     std::string read(const fs::path& file) {
         std::ifstream in(file);
-        return std::string(std::istreambuf_iterator<char>(in), {});
+        std::ostringstream text;
+        text << in.rdbuf(); // not istreambuf_iterator: GCC 12 -Wnull-dereference false positive
+        return text.str();
     }
 
     fs::path m_root;
