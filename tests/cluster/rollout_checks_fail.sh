@@ -44,8 +44,7 @@ expect_failure "txn_overlap.py on an empty record" "is empty" \
     python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/txn_overlap.py" "$T/empty/steps" 1 "${nodes[@]}"
 
 echo "--- a rollout with maxUpdate 1 whose agents skip the slot wait"
-has_coordinator() { [[ -n $(kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]; }
-kube_wait_for 60 has_coordinator || fail "no coordinator was elected"
+kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
 kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" \
     "  nodeSelector: {rollout: \"yes\"}

@@ -25,8 +25,7 @@ ROLLOUT_PIDS[node-1]=$!
 sk_track $!
 rollout_agents 2 3 rollout=yes
 
-has_coordinator() { [[ -n $(kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]; }
-kube_wait_for 60 has_coordinator || fail "no coordinator was elected"
+kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
 kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" \
     "  nodeSelector: {rollout: \"yes\"}

@@ -11,8 +11,7 @@ rollout_testbed
 rate=$(stat -c %s "$T/www/demo.tar.gz") # one second per download
 nodes=(node-1 node-2 node-3)
 rollout_agents 1 3 rollout=yes
-has_coordinator() { [[ -n $(kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]; }
-kube_wait_for 60 has_coordinator || fail "no coordinator was elected"
+kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
 
 strategy='  nodeSelector: {rollout: "yes"}

@@ -37,8 +37,7 @@ rollout_start_agent node-1 "$proxied"
 rollout_agents 2 4 rollout=yes
 proxy_is() { [[ "$(cat "$T/proxy.state")" == "$1" ]]; }
 
-has_coordinator() { [[ -n $(kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]; }
-kube_wait_for 60 has_coordinator || fail "no coordinator was elected"
+kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
 url_path=/hold/2/demo.tar.gz
 held() { # the artifact server has seen at least $1 requests for the held download

@@ -6,6 +6,7 @@
 #   coordinator_start NAME   one candidate named NAME (its Lease holderIdentity); its pid is
 #                            COORDINATOR_PIDS[NAME], its log $T/NAME.log
 #   coordinator_leader       the holder of the coordinator Lease now ("" when none)
+#   coordinator_elected      true while some candidate holds it (kube_wait_for 60 coordinator_elected)
 
 declare -A COORDINATOR_PIDS=()
 
@@ -24,3 +25,5 @@ coordinator_leader() {
     kube_admin get lease shimkeeper-coordinator -n shimkeeper-system \
         -o jsonpath='{.spec.holderIdentity}' 2>/dev/null
 }
+
+coordinator_elected() { [[ -n $(coordinator_leader) ]]; }
