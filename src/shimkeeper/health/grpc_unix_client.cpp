@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace shimkeeper::health {
@@ -12,7 +13,12 @@ namespace {
 
 // containerd's default max_recv_message_size; a Status answer is a few KiB.
 constexpr std::size_t k_max_response = 16u << 20;
-constexpr int k_lost_answer_attempts = 10;
+// Lost answers come in bursts (after one loss the next call is lost about one time in three on a
+// loaded machine, and CI once saw ten in a row): ask again with a growing pause, within the
+// call's timeout.
+constexpr int k_lost_answer_attempts = 40;
+constexpr std::chrono::milliseconds k_lost_answer_pause_step{5};
+constexpr std::chrono::milliseconds k_lost_answer_pause_max{100};
 
 struct Exchange {
     std::string body;
@@ -122,6 +128,8 @@ util::Expected<std::string> GrpcUnixClient::call(std::string_view method, std::s
             std::chrono::steady_clock::now() - start >= timeout) {
             break;
         }
+        std::this_thread::sleep_for(
+            std::min(k_lost_answer_pause_step * attempt, k_lost_answer_pause_max));
     }
     // The buffers curl points at die with this call: never leave them set on the handle.
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
