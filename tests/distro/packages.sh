@@ -15,6 +15,13 @@ deb=$(grep '\.deb$' "$T/package.out") || fail "scripts/package printed no .deb: 
 rpm=$(grep '\.rpm$' "$T/package.out") || fail "scripts/package printed no .rpm: $(cat "$T/package.out")"
 [[ -f $deb && -f $rpm ]] || fail "the printed packages do not exist: $deb $rpm"
 
+# One compile serves both packages: the .deb's build compiles the tree, the .rpm's takes its binary.
+logs=$SHIMKEEPER_SOURCE_DIR/build/packages/log
+grep -q 'Building CXX object' "$logs/deb.log" || fail "the .deb's build log shows no compile: $logs/deb.log"
+if grep -q 'Building CXX object' "$logs/rpm.log"; then
+    fail "the .rpm's build compiled the tree again: $logs/rpm.log"
+fi
+
 # lintian: no error, no warning (overrides, if any, sit in packaging/deb with their reasons).
 lintian --fail-on error,warning --tag-display-limit 0 "$deb" >"$T/lintian.out" 2>&1 ||
     fail "lintian: $(cat "$T/lintian.out")"

@@ -202,7 +202,8 @@ TEST(ClusterSlotLease, TheLeaseNamesTheShimUidAndGenerationAndATakeoverDropsTheF
 
 TEST(ClusterSlotLease, ALongShimNameStillGivesAValidDistinctLeaseName) {
     const std::string a(250, 'a');
-    const std::string b = std::string(249, 'a') + "b";
+    std::string b(249, 'a');
+    b.push_back('b');
     EXPECT_LE(slot_lease_name(a, 12).size(), 253U);
     EXPECT_NE(slot_lease_name(a, 0), slot_lease_name(b, 0));
     EXPECT_TRUE(slot_lease_name(a, 12).ends_with("-slot-12"));

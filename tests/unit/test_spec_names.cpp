@@ -87,7 +87,7 @@ TEST(SpecNames, Sha256IsNormalisedToLowercase) {
               std::string(32, 'a') + std::string(32, '9'));
     EXPECT_FALSE(normalise_sha256(std::string(63, 'a')));
     EXPECT_FALSE(normalise_sha256(std::string(65, 'a')));
-    EXPECT_FALSE(normalise_sha256(std::string(63, 'a') + "z"));
+    EXPECT_FALSE(normalise_sha256(std::string(63, 'a').append(1, 'z')));
 }
 
 TEST(SpecNames, ArchitectureAliases) {

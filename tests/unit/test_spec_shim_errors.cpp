@@ -270,7 +270,8 @@ TEST(SpecShimErrors, Sha256OfWrongLength) {
 }
 
 TEST(SpecShimErrors, Sha256WithNonHexDigit) {
-    std::string digest = std::string(63, 'a') + "g";
+    std::string digest(63, 'a');
+    digest.push_back('g');
     EXPECT_NE(error_of(with_line(7, "sha256 = \"" + digest + "\"")).find("64 hexadecimal"),
               std::string::npos);
 }

@@ -45,17 +45,74 @@ int run_app(int argc, char** argv) {
                    "seconds to wait for the node lock held by another run (default 600)")
         ->check(CLI::Range(0.0, 86400.0));
 
+    // Each subcommand's options, then its run function (commands.hpp) as its callback.
     int exit_code = 0;
-    add_version_command(app, options, exit_code);
-    add_plan_command(app, options, exit_code);
-    add_fetch_command(app, options, exit_code);
-    add_status_command(app, options, exit_code);
-    add_apply_command(app, options, exit_code);
-    add_rollback_command(app, options, exit_code);
-    add_run_command(app, options, exit_code);
-    add_reset_command(app, options, exit_code);
-    add_bake_command(app, options, exit_code);
-    add_coordinate_command(app, options, exit_code);
+    const auto on_run = [&exit_code](CLI::App* cmd, std::function<int()> run) {
+        cmd->callback([&exit_code, run = std::move(run)] { exit_code = run(); });
+    };
+    on_run(app.add_subcommand("version", "print shimkeeper's version"),
+           [&options] { return run_version_command(options); });
+    on_run(app.add_subcommand("plan", "show what apply would do; changes nothing"),
+           [&options] { return run_plan_command(options); });
+    on_run(app.add_subcommand("fetch", "download, verify and unpack every desired shim into the "
+                                       "store; touches neither containerd nor its config"),
+           [&options] { return run_fetch_command(options); });
+    on_run(app.add_subcommand("status", "installed shims, generations and the store"),
+           [&options] { return run_status_command(options); });
+
+    bool no_restart = false; // --no-restart of apply, rollback, run and reset (one is chosen)
+    const auto restart = [&no_restart] {
+        return no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
+    };
+    auto* apply = app.add_subcommand(
+        "apply", "one reconcile, then exit: 0 converged, 1 failed and rolled back, 2 bad input");
+    apply->add_flag("--no-restart", no_restart,
+                    "fetch, store, switch links and edit containerd's config, but leave the "
+                    "restart to the operator");
+    on_run(apply, [&options, restart] { return run_apply_command(options, restart()); });
+
+    auto* rollback = app.add_subcommand("rollback", "go back to the previous generation");
+    rollback->add_flag("--no-restart", no_restart, "switch files only; do not restart containerd");
+    on_run(rollback, [&options, restart] { return run_rollback_command(options, restart()); });
+
+    auto* run = app.add_subcommand(
+        "run", "the daemon: keeps the node converged (systemd Type=notify, watchdog)");
+    std::string status_file = "/run/shimkeeper/status.json";
+    run->add_option("--status-file", status_file,
+                    "where the current state is kept as JSON (under --root)")
+        ->capture_default_str();
+    run->add_flag("--no-restart", no_restart,
+                  "change files only and leave containerd's restart to the operator, as "
+                  "`apply --no-restart` (nodes whose restarts another tool owns; benchmarks)");
+    on_run(run, [&options, &status_file, restart] {
+        return run_run_command(options, status_file, restart());
+    });
+
+    auto* reset = app.add_subcommand(
+        "reset", "restore the node: remove every managed block, created file and bin/ link "
+                 "(one containerd restart, health checked), then delete the store");
+    reset->add_flag("--no-restart", no_restart,
+                    "edit files and delete the store, but leave the restart to the operator");
+    on_run(reset, [&options, restart] { return run_reset_command(options, restart()); });
+
+    auto* bake = app.add_subcommand(
+        "bake", "offline install into an image root (--root DIR): fetch, store, links, config, "
+                "unit enabled; restarts nothing");
+    std::string containerd_version;
+    bake->add_option("--containerd-version", containerd_version,
+                     "the image's containerd version (default: from DIR/var/lib/dpkg/status)");
+    on_run(bake, [&options, &containerd_version] {
+        return run_bake_command(options, containerd_version);
+    });
+
+    auto* coordinate = app.add_subcommand(
+        "coordinate", "run the cluster-wide coordinator (RuntimeClasses, Shim status, "
+                      "finalizers, rollout slots) with its own identity; one of several leads");
+    std::string identity;
+    coordinate->add_option("--identity", identity,
+                           "this candidate's name in the Lease's holderIdentity (default: the "
+                           "host's name and a random suffix); unique among the coordinators");
+    on_run(coordinate, [&options, &identity] { return run_coordinate_command(options, identity); });
 
     try {
         app.parse(argc, argv);

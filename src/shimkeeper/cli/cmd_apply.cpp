@@ -9,8 +9,6 @@
 #include "shimkeeper/reconcile/removal_guard.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
-#include <memory>
-
 namespace shimkeeper::cli {
 
 namespace {
@@ -87,18 +85,9 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     return outcome->exit_code();
 }
 
-void add_apply_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand(
-        "apply", "one reconcile, then exit: 0 converged, 1 failed and rolled back, 2 bad input");
-    auto no_restart = std::make_shared<bool>(false);
-    cmd->add_flag("--no-restart", *no_restart,
-                  "fetch, store, switch links and edit containerd's config, but leave the "
-                  "restart to the operator");
-    cmd->callback([&options, &exit_code, no_restart] {
-        const auto restart = *no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
-        exit_code = run_with_context(
-            options, [restart](Context& ctx) { return apply_desired_state(ctx, restart); });
-    });
+int run_apply_command(const GlobalOptions& options, reconcile::Restart restart) {
+    return run_with_context(options,
+                            [restart](Context& ctx) { return apply_desired_state(ctx, restart); });
 }
 
 } // namespace shimkeeper::cli

@@ -19,7 +19,6 @@
 #include "shimkeeper/util/remove_on_exit.hpp"
 
 #include <iostream>
-#include <memory>
 
 namespace shimkeeper::cli {
 
@@ -99,17 +98,9 @@ util::Expected<int> bake(Context& ctx, const std::string& containerd_version) {
 
 } // namespace
 
-void add_bake_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand(
-        "bake", "offline install into an image root (--root DIR): fetch, store, links, config, "
-                "unit enabled; restarts nothing");
-    auto version = std::make_shared<std::string>();
-    cmd->add_option("--containerd-version", *version,
-                    "the image's containerd version (default: from DIR/var/lib/dpkg/status)");
-    cmd->callback([&options, &exit_code, version] {
-        exit_code =
-            run_with_context(options, [version](Context& ctx) { return bake(ctx, *version); });
-    });
+int run_bake_command(const GlobalOptions& options, const std::string& containerd_version) {
+    return run_with_context(
+        options, [&containerd_version](Context& ctx) { return bake(ctx, containerd_version); });
 }
 
 } // namespace shimkeeper::cli

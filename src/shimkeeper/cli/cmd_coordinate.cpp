@@ -16,7 +16,6 @@
 #include <csignal>
 #include <cstring>
 #include <iostream>
-#include <memory>
 #include <random>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -91,23 +90,13 @@ util::Expected<int> coordinate(const GlobalOptions& options, const std::string& 
 
 } // namespace
 
-void add_coordinate_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand(
-        "coordinate", "run the cluster-wide coordinator (RuntimeClasses, Shim status, "
-                      "finalizers, rollout slots) with its own identity; one of several leads");
-    auto identity = std::make_shared<std::string>();
-    cmd->add_option("--identity", *identity,
-                    "this candidate's name in the Lease's holderIdentity (default: the host's "
-                    "name and a random suffix); unique among the coordinators");
-    cmd->callback([&options, &exit_code, identity] {
-        auto ran = coordinate(options, *identity);
-        if (!ran) {
-            std::cerr << "shimkeeper coordinate: " << ran.error().message() << "\n";
-            exit_code = ran.error().exit_code();
-            return;
-        }
-        exit_code = *ran;
-    });
+int run_coordinate_command(const GlobalOptions& options, const std::string& identity) {
+    auto ran = coordinate(options, identity);
+    if (!ran) {
+        std::cerr << "shimkeeper coordinate: " << ran.error().message() << "\n";
+        return ran.error().exit_code();
+    }
+    return *ran;
 }
 
 } // namespace shimkeeper::cli

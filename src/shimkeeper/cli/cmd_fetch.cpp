@@ -74,11 +74,8 @@ util::Expected<int> fetch_all(Context& ctx) {
 
 } // namespace
 
-void add_fetch_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand("fetch",
-                                   "download, verify and unpack every desired shim into the store; "
-                                   "touches neither containerd nor its config");
-    cmd->callback([&options, &exit_code] { exit_code = run_with_context(options, fetch_all); });
+int run_fetch_command(const GlobalOptions& options) {
+    return run_with_context(options, fetch_all);
 }
 
 } // namespace shimkeeper::cli

@@ -135,44 +135,41 @@ void print_plan_text(const reconcile::NodePlan& node_plan, const containerd::Det
 
 } // namespace
 
-void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand("plan", "show what apply would do; changes nothing");
-    cmd->callback([&options, &exit_code] {
-        exit_code = run_with_context(options, [](Context& ctx) -> util::Expected<int> {
-            // The same inputs and the same function as apply's (reconcile/node_plan.hpp); apply
-            // only knows more digests, after downloading what `[download needed]` marks.
-            const auto loaded = ctx.load_desired();
-            const auto cluster = cluster_status_json(ctx, loaded);
-            if (!loaded && ctx.output == OutputFormat::text) {
-                print_cluster_status(cluster);
+int run_plan_command(const GlobalOptions& options) {
+    return run_with_context(options, [](Context& ctx) -> util::Expected<int> {
+        // The same inputs and the same function as apply's (reconcile/node_plan.hpp); apply
+        // only knows more digests, after downloading what `[download needed]` marks.
+        const auto loaded = ctx.load_desired();
+        const auto cluster = cluster_status_json(ctx, loaded);
+        if (!loaded && ctx.output == OutputFormat::text) {
+            print_cluster_status(cluster);
+        }
+        auto desired = TRY(loaded);
+        const auto state = TRY(ctx.store.load_state());
+        const auto detection = TRY(containerd::detect(ctx.root, ctx.settings.containerd));
+        // A runtime type only the artifact says is read from the store when it is held;
+        // else the plan shows the handler's guess and says so (no download in a plan).
+        desired.shims = TRY(reconcile::derive_runtime_types(
+            desired.shims, state.current_generation(), ctx.store, nullptr));
+        const auto artifacts =
+            TRY(reconcile::known_artifacts(desired.shims, state.current_generation(), ctx.store));
+        const auto plan = TRY(reconcile::plan_node({ctx.root, ctx.store, detection}, desired.shims,
+                                                   artifacts, state));
+        const bool recovery_pending = reconcile::recovery_pending(ctx.store);
+        if (ctx.output == OutputFormat::json) {
+            auto out = plan_to_json(plan, detection, desired.shims, ctx.store);
+            out["recovery_pending"] = recovery_pending;
+            out["cluster"] = cluster;
+            std::cout << out.dump(2) << "\n";
+        } else {
+            if (recovery_pending) {
+                std::cout << "An interrupted transaction will be recovered first; the plan "
+                             "below is read from the node as the crash left it.\n";
             }
-            auto desired = TRY(loaded);
-            const auto state = TRY(ctx.store.load_state());
-            const auto detection = TRY(containerd::detect(ctx.root, ctx.settings.containerd));
-            // A runtime type only the artifact says is read from the store when it is held;
-            // else the plan shows the handler's guess and says so (no download in a plan).
-            desired.shims = TRY(reconcile::derive_runtime_types(
-                desired.shims, state.current_generation(), ctx.store, nullptr));
-            const auto artifacts = TRY(
-                reconcile::known_artifacts(desired.shims, state.current_generation(), ctx.store));
-            const auto plan = TRY(reconcile::plan_node({ctx.root, ctx.store, detection},
-                                                       desired.shims, artifacts, state));
-            const bool recovery_pending = reconcile::recovery_pending(ctx.store);
-            if (ctx.output == OutputFormat::json) {
-                auto out = plan_to_json(plan, detection, desired.shims, ctx.store);
-                out["recovery_pending"] = recovery_pending;
-                out["cluster"] = cluster;
-                std::cout << out.dump(2) << "\n";
-            } else {
-                if (recovery_pending) {
-                    std::cout << "An interrupted transaction will be recovered first; the plan "
-                                 "below is read from the node as the crash left it.\n";
-                }
-                print_cluster_status(cluster);
-                print_plan_text(plan, detection, desired.shims, ctx.store);
-            }
-            return 0;
-        });
+            print_cluster_status(cluster);
+            print_plan_text(plan, detection, desired.shims, ctx.store);
+        }
+        return 0;
     });
 }
 

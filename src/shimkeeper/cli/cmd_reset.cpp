@@ -19,7 +19,6 @@
 #include "shimkeeper/util/fs.hpp"
 
 #include <filesystem>
-#include <memory>
 
 namespace shimkeeper::cli {
 
@@ -78,18 +77,8 @@ util::Expected<int> reset_node(Context& ctx, reconcile::Restart restart) {
 
 } // namespace
 
-void add_reset_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand(
-        "reset", "restore the node: remove every managed block, created file and bin/ link "
-                 "(one containerd restart, health checked), then delete the store");
-    auto no_restart = std::make_shared<bool>(false);
-    cmd->add_flag("--no-restart", *no_restart,
-                  "edit files and delete the store, but leave the restart to the operator");
-    cmd->callback([&options, &exit_code, no_restart] {
-        const auto restart = *no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
-        exit_code =
-            run_with_context(options, [restart](Context& ctx) { return reset_node(ctx, restart); });
-    });
+int run_reset_command(const GlobalOptions& options, reconcile::Restart restart) {
+    return run_with_context(options, [restart](Context& ctx) { return reset_node(ctx, restart); });
 }
 
 } // namespace shimkeeper::cli

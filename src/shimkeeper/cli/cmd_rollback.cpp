@@ -8,8 +8,6 @@
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
-#include <memory>
-
 namespace shimkeeper::cli {
 
 namespace {
@@ -60,15 +58,8 @@ util::Expected<int> roll_back(Context& ctx, reconcile::Restart restart) {
 
 } // namespace
 
-void add_rollback_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand("rollback", "go back to the previous generation");
-    auto no_restart = std::make_shared<bool>(false);
-    cmd->add_flag("--no-restart", *no_restart, "switch files only; do not restart containerd");
-    cmd->callback([&options, &exit_code, no_restart] {
-        const auto restart = *no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
-        exit_code =
-            run_with_context(options, [restart](Context& ctx) { return roll_back(ctx, restart); });
-    });
+int run_rollback_command(const GlobalOptions& options, reconcile::Restart restart) {
+    return run_with_context(options, [restart](Context& ctx) { return roll_back(ctx, restart); });
 }
 
 } // namespace shimkeeper::cli

@@ -190,51 +190,36 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
 
 } // namespace
 
-void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand(
-        "run", "the daemon: keeps the node converged (systemd Type=notify, watchdog)");
-    auto status_file = std::make_shared<std::string>("/run/shimkeeper/status.json");
-    cmd->add_option("--status-file", *status_file,
-                    "where the current state is kept as JSON (under --root)")
-        ->capture_default_str();
-    auto no_restart = std::make_shared<bool>(false);
-    cmd->add_flag("--no-restart", *no_restart,
-                  "change files only and leave containerd's restart to the operator, as "
-                  "`apply --no-restart` (nodes whose restarts another tool owns; benchmarks)");
-    cmd->callback([&options, &exit_code, status_file, no_restart] {
-        const auto restart = *no_restart ? reconcile::Restart::no : reconcile::Restart::yes;
-        // No desired state is loaded here: a broken file must not keep the daemon from starting
-        // (systemd would restart it in a loop); each reconcile loads it and reports failures.
-        const util::HostRoot root = host_root_of(options);
-        const std::filesystem::path agent_config = agent_config_of(options, root);
-        const util::Log log = log_of(options);
-        daemon::DaemonConfig config;
-        config.watch_paths = {agent_config, agent_config.parent_path() / "shims.d"};
-        config.status_file = root.on_host(*status_file);
-        auto started = start_cluster_watches(options, log);
-        if (!started) {
-            log.error(started.error().message());
-            exit_code = 1;
-            return;
-        }
-        cluster::agent::AgentWatches* watches = started->get();
-        if (watches != nullptr) {
-            config.change_sources.push_back(change_source_of(*watches));
-        }
-        const NodeStep reconcile_step = [watches](Context& ctx, const reconcile::Node& node,
-                                                  reconcile::Restart how) {
-            return reconcile_once(ctx, node, how, watches);
-        };
-        exit_code = daemon::run_daemon(
-            config,
-            [&options, watches, restart] {
-                return on_node(options, watches, restart, recover_once);
-            },
-            [&options, watches, restart, &reconcile_step] {
-                return on_node(options, watches, restart, reconcile_step);
-            },
-            log);
-    });
+int run_run_command(const GlobalOptions& options, const std::string& status_file,
+                    reconcile::Restart restart) {
+    // No desired state is loaded here: a broken file must not keep the daemon from starting
+    // (systemd would restart it in a loop); each reconcile loads it and reports failures.
+    const util::HostRoot root = host_root_of(options);
+    const std::filesystem::path agent_config = agent_config_of(options, root);
+    const util::Log log = log_of(options);
+    daemon::DaemonConfig config;
+    config.watch_paths = {agent_config, agent_config.parent_path() / "shims.d"};
+    config.status_file = root.on_host(status_file);
+    auto started = start_cluster_watches(options, log);
+    if (!started) {
+        log.error(started.error().message());
+        return 1;
+    }
+    cluster::agent::AgentWatches* watches = started->get();
+    if (watches != nullptr) {
+        config.change_sources.push_back(change_source_of(*watches));
+    }
+    const NodeStep reconcile_step = [watches](Context& ctx, const reconcile::Node& node,
+                                              reconcile::Restart how) {
+        return reconcile_once(ctx, node, how, watches);
+    };
+    return daemon::run_daemon(
+        config,
+        [&options, watches, restart] { return on_node(options, watches, restart, recover_once); },
+        [&options, watches, restart, &reconcile_step] {
+            return on_node(options, watches, restart, reconcile_step);
+        },
+        log);
 }
 
 } // namespace shimkeeper::cli

@@ -161,9 +161,8 @@ util::Expected<int> show_status(Context& ctx) {
 
 } // namespace
 
-void add_status_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand("status", "installed shims, generations and the store");
-    cmd->callback([&options, &exit_code] { exit_code = run_with_context(options, show_status); });
+int run_status_command(const GlobalOptions& options) {
+    return run_with_context(options, show_status);
 }
 
 } // namespace shimkeeper::cli

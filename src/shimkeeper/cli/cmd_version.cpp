@@ -6,21 +6,18 @@
 
 namespace shimkeeper::cli {
 
-void add_version_command(CLI::App& app, const GlobalOptions& options, int& exit_code) {
-    auto* cmd = app.add_subcommand("version", "print shimkeeper's version");
-    cmd->callback([&options, &exit_code] {
-        if (options.output == "json") {
-            nlohmann::json out{{"version", SHIMKEEPER_VERSION}};
+int run_version_command(const GlobalOptions& options) {
+    if (options.output == "json") {
+        nlohmann::json out{{"version", SHIMKEEPER_VERSION}};
 #ifdef SHIMKEEPER_FAULT_INJECTION
-            out["fault_points"] = reconcile::k_fault_points;
-            out["fault_switches"] = reconcile::k_fault_switches;
+        out["fault_points"] = reconcile::k_fault_points;
+        out["fault_switches"] = reconcile::k_fault_switches;
 #endif
-            std::cout << out.dump() << "\n";
-        } else {
-            std::cout << "shimkeeper " << SHIMKEEPER_VERSION << "\n";
-        }
-        exit_code = 0;
-    });
+        std::cout << out.dump() << "\n";
+    } else {
+        std::cout << "shimkeeper " << SHIMKEEPER_VERSION << "\n";
+    }
+    return 0;
 }
 
 } // namespace shimkeeper::cli

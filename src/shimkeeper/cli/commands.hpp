@@ -1,23 +1,29 @@
-// One function per subcommand (cmd_<name>.cpp): registers it on the app. The callback stores the
-// command's exit code in `exit_code`.
+// One function per subcommand (cmd_<name>.cpp): runs it with its parsed options and returns the
+// process exit code. The command line itself (CLI11) is app.cpp's alone: its header-only code
+// costs several seconds of compile time in every file that includes it.
 #pragma once
 
 #include "shimkeeper/cli/context.hpp"
+#include "shimkeeper/reconcile/node.hpp"
 
-#include <CLI/CLI.hpp>
+#include <string>
 
 namespace shimkeeper::cli {
 
-void add_version_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_plan_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_fetch_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_status_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_apply_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_rollback_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_run_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_reset_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_bake_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
-void add_coordinate_command(CLI::App& app, const GlobalOptions& options, int& exit_code);
+int run_version_command(const GlobalOptions& options);
+int run_plan_command(const GlobalOptions& options);
+int run_fetch_command(const GlobalOptions& options);
+int run_status_command(const GlobalOptions& options);
+int run_apply_command(const GlobalOptions& options, reconcile::Restart restart);
+int run_rollback_command(const GlobalOptions& options, reconcile::Restart restart);
+// status_file: where the daemon keeps its state as JSON (under --root).
+int run_run_command(const GlobalOptions& options, const std::string& status_file,
+                    reconcile::Restart restart);
+int run_reset_command(const GlobalOptions& options, reconcile::Restart restart);
+// containerd_version: the image's, or empty to read it from the image's dpkg status.
+int run_bake_command(const GlobalOptions& options, const std::string& containerd_version);
+// identity: this candidate's holderIdentity, or empty for the host's name and a random suffix.
+int run_coordinate_command(const GlobalOptions& options, const std::string& identity);
 
 // Runs a command body with a fresh Context; reports an Error on stderr and maps it to an exit code.
 int run_with_context(const GlobalOptions& options,

@@ -48,8 +48,9 @@ util::Expected<containerd::KnownVersion> image_containerd_version(const util::Ho
                           "containerd.io is installed according to " +
                               status.string() + "; install containerd into the image first");
     }
-    return containerd::KnownVersion{found->parsed, std::string(k_dpkg_status) + ": " +
-                                                       found->package + " " + found->version};
+    std::string source = k_dpkg_status;
+    source += ": " + found->package + " " + found->version;
+    return containerd::KnownVersion{found->parsed, source};
 }
 
 util::Expected<fs::path> packaged_unit(const util::HostRoot& root) {
@@ -60,11 +61,11 @@ util::Expected<fs::path> packaged_unit(const util::HostRoot& root) {
             return unit;
         }
     }
-    return util::fail(util::ErrorCode::invalid_input,
-                      std::string(k_agent_unit) + " is in neither " +
-                          root.on_host("/lib/systemd/system").string() + " nor " +
-                          root.on_host("/usr/lib/systemd/system").string() +
-                          ": install the shimkeeper package into the image before baking");
+    std::string message = k_agent_unit;
+    message += " is in neither " + root.on_host("/lib/systemd/system").string() + " nor " +
+               root.on_host("/usr/lib/systemd/system").string() +
+               ": install the shimkeeper package into the image before baking";
+    return util::fail(util::ErrorCode::invalid_input, message);
 }
 
 util::Expected<Enabled> enable_unit(const util::HostRoot& root, const fs::path& unit) {

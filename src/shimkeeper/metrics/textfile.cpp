@@ -65,8 +65,8 @@ std::string render_textfile(const NodeMetrics& m) {
     if (m.cluster_connected) {
         family(out, "shimkeeper_cluster_connected", "gauge",
                "1 when the last read of the Kubernetes API server succeeded.");
-        out += std::string("shimkeeper_cluster_connected ") + (*m.cluster_connected ? "1" : "0") +
-               "\n";
+        out += *m.cluster_connected ? "shimkeeper_cluster_connected 1\n"
+                                    : "shimkeeper_cluster_connected 0\n";
     }
     return out;
 }

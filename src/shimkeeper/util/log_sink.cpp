@@ -57,7 +57,7 @@ int syslog_priority(LogLevel level) {
 std::vector<std::string> journal_fields(const LogRecord& record) {
     std::vector<std::string> fields{"MESSAGE=" + record.message,
                                     "PRIORITY=" + std::to_string(syslog_priority(record.level)),
-                                    std::string("SYSLOG_IDENTIFIER=") + k_identifier};
+                                    "SYSLOG_IDENTIFIER=" + std::string(k_identifier)};
     for (const auto& [name, value] : {std::pair{"SHIM=", &record.fields.shim},
                                       {"HANDLER=", &record.fields.handler},
                                       {"DIGEST=", &record.fields.digest},

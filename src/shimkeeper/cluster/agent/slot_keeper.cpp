@@ -83,7 +83,11 @@ util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
 util::Expected<std::string> SlotKeeper::fail(const HeldSlot& held, const std::string& reason) {
     const std::string name = kubeapi::name_of(held.lease);
     // An annotation value is not limited by the API, but a reason need not be a novel.
-    const std::string text = reason.size() > 1000 ? reason.substr(0, 1000) + "..." : reason;
+    std::string text = reason;
+    if (text.size() > 1000) {
+        text.resize(1000);
+        text += "...";
+    }
     bool ours = false;
     auto marked = kubeapi::update_with_retry(
         m_client, kubeapi::leases_resource(), m_ns, name,
