@@ -1,6 +1,7 @@
 // preflight runs real programs: copies of /bin/true, shell scripts, and ELF files patched to
 // look like other machines or to need a loader that does not exist.
 #include "shimkeeper/store/preflight.hpp"
+#include "shimkeeper/util/fs.hpp"
 
 #include "support/temp_dir_test.hpp"
 
@@ -29,8 +30,7 @@ protected:
 
     // A copy of /bin/true with `patch` applied to its bytes.
     template <typename Patch> fs::path patched_true(Patch patch) {
-        std::ifstream in("/bin/true", std::ios::binary);
-        std::string bytes(std::istreambuf_iterator<char>(in), {});
+        std::string bytes = util::read_file("/bin/true").value();
         patch(bytes);
         fs::path path = m_dir / "patched";
         std::ofstream(path, std::ios::binary) << bytes;

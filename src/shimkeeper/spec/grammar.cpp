@@ -12,9 +12,6 @@ constexpr std::size_t k_max_path_length = 4096;
 constexpr std::size_t k_max_version_length = 128;
 constexpr std::string_view k_containerd_prefix = "io.containerd.";
 
-bool is_lower_alnum(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
@@ -86,6 +83,10 @@ std::optional<std::string> runtime_path_problem(std::string_view path) {
 }
 
 } // namespace
+
+bool is_lower_alnum(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
 
 bool is_valid_name(std::string_view name) {
     if (name.empty() || name.size() > k_max_name_length) {

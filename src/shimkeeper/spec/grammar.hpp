@@ -18,6 +18,9 @@ inline constexpr std::size_t k_max_file_name_length = 255;
 
 // [a-z0-9]([-a-z0-9._]*[a-z0-9])?, at most 63 characters. Used for shim names, handlers and
 // RuntimeClass names.
+// [a-z0-9]: what names, tags and repository components begin and end with.
+bool is_lower_alnum(char c);
+
 bool is_valid_name(std::string_view name);
 
 // A Kubernetes Node name (DNS-1123 subdomain): lowercase alphanumerics, '-' and '.', starting and

@@ -1,5 +1,6 @@
 #include "shimkeeper/spec/oci_reference.hpp"
 
+#include "shimkeeper/spec/grammar.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
 #include <algorithm>
@@ -10,10 +11,6 @@ namespace shimkeeper::spec {
 namespace {
 
 constexpr std::size_t k_max_tag = 128;
-
-bool is_lower_alnum(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
 
 // One path component of a repository: [a-z0-9]+ joined by '.', '_', '__' or '-'+ (the
 // distribution spec's grammar).

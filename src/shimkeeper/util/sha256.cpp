@@ -10,15 +10,11 @@
 
 namespace shimkeeper::util {
 
-namespace {
-struct MdCtxDeleter {
-    void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
-};
-using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
-} // namespace
-
 struct Sha256::Impl {
-    MdCtx ctx{EVP_MD_CTX_new()};
+    struct MdCtxDeleter {
+        void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+    };
+    std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx{EVP_MD_CTX_new()};
 };
 
 Sha256::Sha256() : m_impl(std::make_unique<Impl>()) {
