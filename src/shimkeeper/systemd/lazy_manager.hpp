@@ -28,7 +28,4 @@ private:
     std::unique_ptr<SystemdManager> m_manager;
 };
 
-// True for the errno values of a connection that is gone (the peer closed or reset it).
-bool is_connection_lost(int err);
-
 } // namespace shimkeeper::systemd

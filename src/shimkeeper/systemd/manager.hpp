@@ -49,6 +49,10 @@ public:
 
 // The system bus, or the calling user's session bus for a user manager (sandboxes and tests:
 // DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus).
+// Returns once the bus handshake is through and systemd sends us its job signals.
 util::Expected<std::unique_ptr<SystemdManager>> connect_systemd(spec::BusKind bus);
+
+// True for the errno values of a connection that is gone (the peer closed or reset it).
+bool is_connection_lost(int err);
 
 } // namespace shimkeeper::systemd

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <map>
+#include <thread>
 
 namespace shimkeeper::systemd {
 
@@ -39,9 +40,10 @@ public:
                                            std::chrono::milliseconds timeout) override;
     util::Expected<UnitState> unit_state(const std::string& unit) override;
     util::Expected<void> reset_failed(const std::string& unit) override;
+    // Asks systemd for its job signals; idempotent.
+    util::Expected<void> subscribe();
 
 private:
-    util::Expected<void> subscribe();
     util::Expected<JobResult> wait_for_job(const std::string& unit, const std::string& job,
                                            const FinishedJobs& finished,
                                            steady_clock::time_point deadline);
@@ -164,9 +166,7 @@ std::string env_or(const char* name, const char* fallback) {
     return value != nullptr ? value : fallback;
 }
 
-} // namespace
-
-util::Expected<std::unique_ptr<SystemdManager>> connect_systemd(spec::BusKind bus) {
+util::Expected<BusPtr> open_bus(spec::BusKind bus) {
     sd_bus* raw = nullptr;
     const int rc = bus == spec::BusKind::user ? sd_bus_open_user(&raw) : sd_bus_open_system(&raw);
     BusPtr owned(raw);
@@ -183,7 +183,27 @@ util::Expected<std::unique_ptr<SystemdManager>> connect_systemd(spec::BusKind bu
                       "set [systemd] bus = \"user\" in the agent config)",
                       rc));
     }
-    return std::make_unique<SdBusManager>(std::move(owned));
+    return owned;
+}
+
+} // namespace
+
+util::Expected<std::unique_ptr<SystemdManager>> connect_systemd(spec::BusKind bus) {
+    // sd-bus finishes the handshake on the first call, so Subscribe() is where a connection the
+    // bus dropped shows. Under load dbus-daemon was seen to drop fresh connections twice in a row
+    // (ENOTCONN); nothing was asked of systemd yet, so opening again is harmless.
+    constexpr int k_attempts = 5;
+    for (int attempt = 1;; ++attempt) {
+        auto manager = std::make_unique<SdBusManager>(TRY(open_bus(bus)));
+        auto subscribed = manager->subscribe();
+        if (subscribed) {
+            return manager;
+        }
+        if (attempt == k_attempts || !is_connection_lost(subscribed.error().sys_errno())) {
+            return std::unexpected(subscribed.error());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+    }
 }
 
 } // namespace shimkeeper::systemd
