@@ -124,7 +124,7 @@ kube_create_node node-b
 [[ $(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}') == true ]] ||
     fail "node-a could not label itself"
 pass "node-a labelled its own Node"
-expect_error "node-a patching node-b" "credentials refused" 'is not allowed to modify node "node-b" (HTTP 403 Forbidden)' \
+expect_error "node-a patching node-b" "refused by the API server" 'is not allowed to modify node "node-b" (HTTP 403 Forbidden)' \
     "$probe" "$(kube_kubeconfig node-a)" merge-patch nodes - node-b \
     '{"metadata":{"labels":{"shim.containerd.x-k8s.io/demo":"true"}}}'
 expect_error "a namespace for a cluster-scoped resource" "invalid input" 'cluster-scoped' \
@@ -134,7 +134,8 @@ echo "--- a tokenFile credential (its re-reading is unit-tested)"
 token=$(kube_as coordinator config view --raw -o jsonpath='{.users[0].user.token}')
 printf '%s\n' "wrong-token" >"$KUBE_DIR/agent.token"
 sed -e "s|token: .*|tokenFile: $KUBE_DIR/agent.token|" "$(kube_kubeconfig coordinator)" >"$KUBE_DIR/agent-file.kubeconfig"
-expect_error "a wrong token from tokenFile" "credentials refused" 'HTTP 401' \
+expect_error "a wrong token from tokenFile" "refused by the API server" \
+    'HTTP 401 Unauthorized): the credential is expired, revoked' \
     "$probe" "$KUBE_DIR/agent-file.kubeconfig" list shims - 10
 printf '%s\n' "$token" >"$KUBE_DIR/agent.token"
 "$probe" "$KUBE_DIR/agent-file.kubeconfig" list shims - 10 >/dev/null || fail "tokenFile token"
@@ -171,7 +172,7 @@ YAML
 [[ $(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/cert}') == true ]] ||
     fail "the label set with the client certificate is missing"
 pass "node-a, authenticated by its client certificate, labelled its own Node"
-expect_error "node-a by certificate patching node-b" "credentials refused" 'is not allowed to modify node "node-b"' \
+expect_error "node-a by certificate patching node-b" "refused by the API server" 'is not allowed to modify node "node-b"' \
     "$probe" "$KUBE_DIR/node-a-cert.kubeconfig" merge-patch nodes - node-b \
     '{"metadata":{"labels":{"shim.containerd.x-k8s.io/cert":"true"}}}'
 

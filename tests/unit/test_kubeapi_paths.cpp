@@ -80,11 +80,13 @@ TEST(KubeStatus, ARefusedCredentialIsRefusedNotBadInput) {
             "reason":"Unauthorized","code":401})";
     auto error = api_error("GET", "/api/v1/nodes/node-a", 401, unauthorized);
     EXPECT_EQ(error.code(), ErrorCode::refused);
-    EXPECT_EQ(error.message(), "GET /api/v1/nodes/node-a: Unauthorized (HTTP 401 Unauthorized)");
+    EXPECT_EQ(error.message(),
+              "GET /api/v1/nodes/node-a: Unauthorized (HTTP 401 Unauthorized): the "
+              "credential is expired, revoked or not one this API server accepts");
     EXPECT_EQ(api_error("GET", "/x", 403, "").code(), ErrorCode::refused);
     EXPECT_EQ(error_code_for(401), ErrorCode::refused);
     EXPECT_EQ(error_code_for(403), ErrorCode::refused);
-    EXPECT_STREQ(shimkeeper::util::to_string(ErrorCode::refused), "credentials refused");
+    EXPECT_STREQ(shimkeeper::util::to_string(ErrorCode::refused), "refused by the API server");
 }
 
 TEST(KubeStatus, PlainTextBody) {

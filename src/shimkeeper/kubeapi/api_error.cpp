@@ -53,6 +53,11 @@ util::Error api_error(std::string_view method, std::string_view path, long http_
         message += " " + status.reason;
     }
     message += ")";
+    if (http_code == 401) {
+        // A 403 says itself what was not allowed (RBAC, NodeRestriction or a policy, in its
+        // message); a 401 only says "Unauthorized", which reads better with the usual causes.
+        message += ": the credential is expired, revoked or not one this API server accepts";
+    }
     return util::Error(error_code_for(http_code), std::move(message));
 }
 

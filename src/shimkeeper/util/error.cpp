@@ -13,7 +13,7 @@ const char* to_string(ErrorCode code) {
     case ErrorCode::network:
         return "network error";
     case ErrorCode::refused:
-        return "credentials refused";
+        return "refused by the API server";
     case ErrorCode::checksum:
         return "checksum mismatch";
     case ErrorCode::archive:
