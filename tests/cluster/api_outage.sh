@@ -13,6 +13,7 @@
 #     API server restarted, so every watch and read is answered 401: a drop-in still converges,
 #     the cluster's shim stays, `status`, status.json and the agent's log say `credentials
 #     refused since …` and name the token file; the valid token put back: connected again.
+# seconds-about: 150
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
@@ -42,23 +43,7 @@ TOML
 agent_log=$NODE_DIR/log/agent.log
 status_json=$NODE_DIR/run/status.json
 unit=shimkeeper-agent.service
-cat >"$XDG_CONFIG_HOME/systemd/user/$unit" <<EOF
-[Unit]
-Description=shimkeeper run for the test node $NODE_DIR
-After=$NODE_UNIT
-Wants=$NODE_UNIT
-
-[Service]
-Type=notify
-ExecStart=$SHIMKEEPER -c $NODE_AGENT_CONFIG --log-level debug run --status-file $status_json
-WatchdogSec=${watchdog}s
-Restart=on-failure
-RestartSec=1s
-TimeoutStartSec=120s
-StandardOutput=append:$agent_log
-StandardError=append:$agent_log
-EOF
-systemctl --user daemon-reload
+node_agent_unit "$unit" "$watchdog" 120 "$agent_log" --log-level debug run --status-file "$status_json"
 prop() { systemctl --user show -p "$1" --value "$unit"; }
 systemctl --user start "$unit" || fail "the agent did not start: $(tail -n 30 "$agent_log")"
 

@@ -9,6 +9,7 @@
 # Then a second Shim on 10 of the nodes with maxUpdate 2 is installed and deleted: the uninstall
 # follows the same bound, each node's label goes while it holds a slot (before its removal), the
 # RuntimeClass and the object go after the last node.
+# seconds-about: 60
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

@@ -7,6 +7,7 @@
 # show at most 1 holder, every node's change under its slot, and no slot taken from a live
 # holder; `shimkeeper apply` on node-1 (20 s ahead, reading the slots by one list) while another
 # node holds the slot waits instead of taking it.
+# seconds-about: 50
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"

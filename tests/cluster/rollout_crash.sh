@@ -9,6 +9,7 @@
 #   - every node finishes, and the API server's record shows at most 1 holder at any moment and
 #     no node changing without a slot; the record covers every node's change (an empty or partial
 #     one fails: rollout_checks_fail.sh shows these checks failing on a broken build).
+# seconds-about: 65
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"

@@ -12,6 +12,7 @@
 #     fixed on the node, `kubectl delete lease` of the failed slot resumes the same generation.
 # Each bound is checked on a record that must cover the nodes it is about (rollout_check --nodes:
 # an empty or partial record fails; rollout_checks_fail.sh shows it on a broken build).
+# seconds-about: 50
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

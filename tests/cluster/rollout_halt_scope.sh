@@ -4,6 +4,7 @@
 # alone at first, takes both slots in one transaction, which fails on `bad`'s artifact; only `bad`'s slot is marked
 # failed (RolloutHalted=True for bad), `good`'s slot goes back and `good` reaches every node, its
 # rollout never halted, one node at a time.
+# seconds-about: 40
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"

@@ -11,6 +11,7 @@
 #     more than 1 node is between its first change and its commit; every node's transaction is in
 #     that record, and the API server's record (rollout_check) covers every node too.
 # The check fails on a build without the rule (tested by reverting it: see the README).
+# seconds-about: 55
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"

@@ -3,6 +3,7 @@
 # slots, resolved by the coordinator into status.slots; changed to "50%" mid-rollout it is 4 for
 # the next slot taken: the record shows at most 2 holders before the change and up to 4 (reached)
 # after, and every node finishes.
+# seconds-about: 55
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"

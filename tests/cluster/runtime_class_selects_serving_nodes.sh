@@ -13,6 +13,7 @@
 #   - the Shim deleted: both uninstall.
 # The sampler's recording must cover each phase (both nodes selected while serving inv1, inv2 and
 # inv3; a labelled node left out while the RuntimeClass named inv2 and inv3) and show no violation.
+# seconds-about: 50
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

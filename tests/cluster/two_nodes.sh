@@ -22,6 +22,7 @@
 #     and the Shim's status say so, `status` on the node too; once the pod is gone the handler
 #     goes. After the last node the RuntimeClass is deleted, the finalizer removed and the
 #     object is gone.
+# seconds-about: 80
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

@@ -7,6 +7,7 @@
 # success has its change on the node when it returns; each makes at most one restart.
 # The node lock does not depend on the containerd line: one line is enough.
 # containerd-lines: 1.6
+# seconds-about: 90
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 # Two restarts a round for 20 rounds are this test's normal course, not a restart storm.

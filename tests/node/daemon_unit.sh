@@ -8,6 +8,7 @@
 #     and CRI Status lists its handler;
 #   - no watchdog timeout over a 30 s soak (NRestarts stays 0, Result stays success);
 #   - `systemctl stop` (SIGTERM) stops it cleanly: Result=success, no core, no kill.
+# seconds-about: 35
 set -euo pipefail
 # What this proves is shimkeeper's (journal, daemon, restart guard), not a config format: the
 # oldest and the newest containerd line are enough (keeps scripts/test inside its budget).
@@ -64,22 +65,9 @@ node_wait_for 10 test -s "$NODE_DIR/artifacts.port" || {
 url=http://127.0.0.1:$(<"$NODE_DIR/artifacts.port")/watched.tar.gz
 
 daemon_unit=shimkeeper-daemon.service
-cat >"$XDG_CONFIG_HOME/systemd/user/$daemon_unit" <<EOF
-[Unit]
-Description=shimkeeper run for the test node $NODE_DIR
-After=$NODE_UNIT
-Wants=$NODE_UNIT
-
-[Service]
-Type=notify
-ExecStart=$SHIMKEEPER -c $NODE_AGENT_CONFIG run --status-file $NODE_DIR/run/shimkeeper/status.json
-# Short on purpose: a loop that stopped pinging would be killed several times over the soak.
-WatchdogSec=5s
-Restart=on-failure
-RestartSec=1s
-TimeoutStartSec=60s
-EOF
-systemctl --user daemon-reload
+# WatchdogSec=5s, short on purpose: a loop that stopped pinging would be killed several times
+# over the soak.
+node_agent_unit "$daemon_unit" 5 60 "" run --status-file "$NODE_DIR/run/shimkeeper/status.json"
 
 daemon_prop() { systemctl --user show -p "$1" --value "$daemon_unit"; }
 

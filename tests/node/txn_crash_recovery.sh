@@ -11,6 +11,7 @@
 # What this proves is shimkeeper's (journal, daemon, restart guard), not a config format: the
 # oldest and the newest containerd line are enough (keeps scripts/test inside its budget).
 # containerd-lines: 1.6 2
+# seconds-about: 60
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 
 # SHIMKEEPER_FAULT only exists in builds configured with -DSHIMKEEPER_FAULT_INJECTION=ON; such a

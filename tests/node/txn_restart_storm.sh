@@ -8,6 +8,7 @@
 # What this proves is shimkeeper's (journal, daemon, restart guard), not a config format: the
 # oldest and the newest containerd line are enough (keeps scripts/test inside its budget).
 # containerd-lines: 1.6 2
+# seconds-about: 35
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve

@@ -219,6 +219,26 @@ node_unit_dropin() {
     systemctl --user daemon-reload
 }
 
+# node_agent_unit UNIT WATCHDOG_SEC START_TIMEOUT_SEC LOG RUN_ARGS...: a user unit UNIT that runs
+# `shimkeeper -c $NODE_AGENT_CONFIG RUN_ARGS...` the way units/shimkeeper.service does
+# (Type=notify, WatchdogSec, Restart=on-failure) beside this node's containerd; output appended
+# to LOG ("" leaves it to the manager). The manager is reloaded; starting it is the caller's.
+node_agent_unit() {
+    local unit=$1 watchdog=$2 start_timeout=$3 log=$4
+    shift 4
+    {
+        printf '[Unit]\nDescription=shimkeeper run for the test node %s\n' "$NODE_DIR"
+        printf 'After=%s\nWants=%s\n\n[Service]\nType=notify\n' "$NODE_UNIT" "$NODE_UNIT"
+        printf 'ExecStart=%s -c %s %s\n' "${SHIMKEEPER:?}" "$NODE_AGENT_CONFIG" "$*"
+        printf 'WatchdogSec=%ss\nRestart=on-failure\nRestartSec=1s\n' "$watchdog"
+        printf 'TimeoutStartSec=%ss\n' "$start_timeout"
+        if [[ -n $log ]]; then
+            printf 'StandardOutput=append:%s\nStandardError=append:%s\n' "$log" "$log"
+        fi
+    } >"$XDG_CONFIG_HOME/systemd/user/$unit"
+    systemctl --user daemon-reload
+}
+
 # node_cri_client ARGS...: the cri-client test tool (CRI calls as a kubelet makes them) against
 # this node's containerd.
 node_cri_client() {
