@@ -4,6 +4,7 @@
 #include "shimkeeper/containerd/detection.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "unit/source_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path k_inputs = fs::path(SHIMKEEPER_TEST_SOURCE_DIR) / "tests/fixtures/containerd/input";
+const fs::path k_inputs = shimkeeper::testing::source_dir() / "tests/fixtures/containerd/input";
 
 class Detect : public testing::Test {
 protected:

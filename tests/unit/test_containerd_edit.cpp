@@ -8,6 +8,7 @@
 #include "shimkeeper/containerd/toml_tree.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "unit/source_dir.hpp"
 
 #include <cstdlib>
 #include <gtest/gtest.h>
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path k_fixtures = fs::path(SHIMKEEPER_TEST_SOURCE_DIR) / "tests/fixtures/containerd";
+const fs::path k_fixtures = shimkeeper::testing::source_dir() / "tests/fixtures/containerd";
 
 std::string read_fixture(const std::string& name) {
     auto text = shimkeeper::util::read_file(k_fixtures / "input" / name);

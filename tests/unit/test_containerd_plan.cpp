@@ -9,6 +9,7 @@
 #include "shimkeeper/containerd/write.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "unit/source_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path k_inputs = fs::path(SHIMKEEPER_TEST_SOURCE_DIR) / "tests/fixtures/containerd/input";
+const fs::path k_inputs = shimkeeper::testing::source_dir() / "tests/fixtures/containerd/input";
 
 sc::DesiredRuntime spin() {
     shimkeeper::spec::ShimSpec shim;

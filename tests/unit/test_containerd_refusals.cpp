@@ -4,6 +4,7 @@
 #include "shimkeeper/containerd/config_facts.hpp"
 #include "shimkeeper/containerd/managed_block.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "unit/source_dir.hpp"
 
 #include "containerd_fixtures.hpp"
 
@@ -25,7 +26,7 @@ testing::AssertionResult contains(const std::string& text, const std::string& pa
     return testing::AssertionFailure() << "\"" << part << "\" not in: " << text;
 }
 
-const fs::path k_inputs = fs::path(SHIMKEEPER_TEST_SOURCE_DIR) / "tests/fixtures/containerd/input";
+const fs::path k_inputs = shimkeeper::testing::source_dir() / "tests/fixtures/containerd/input";
 
 std::string read_fixture(const std::string& name) {
     return shimkeeper::util::read_file(k_inputs / name).value_or("");

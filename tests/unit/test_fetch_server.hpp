@@ -2,6 +2,8 @@
 // artifact server (tests/support/artifact_server.py) started on 127.0.0.1 for one test.
 #pragma once
 
+#include "unit/source_dir.hpp"
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -23,10 +25,7 @@ namespace shimkeeper::fetch::testing {
 namespace fs = std::filesystem;
 
 inline fs::path source_dir() {
-    if (const char* env = std::getenv("SHIMKEEPER_SOURCE_DIR"); env != nullptr && *env != '\0') {
-        return env;
-    }
-    return fs::path(SHIMKEEPER_TEST_SOURCE_DIR);
+    return shimkeeper::testing::source_dir();
 }
 
 // One folder per test under $TMPDIR; removed after a passing test, kept (and named) otherwise.
