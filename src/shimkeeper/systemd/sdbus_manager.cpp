@@ -186,21 +186,25 @@ util::Expected<BusPtr> open_bus(spec::BusKind bus) {
     return owned;
 }
 
+util::Expected<std::unique_ptr<SystemdManager>> open_subscribed(spec::BusKind bus) {
+    auto manager = std::make_unique<SdBusManager>(TRY(open_bus(bus)));
+    TRY(manager->subscribe());
+    return manager;
+}
+
 } // namespace
 
 util::Expected<std::unique_ptr<SystemdManager>> connect_systemd(spec::BusKind bus) {
-    // sd-bus finishes the handshake on the first call, so Subscribe() is where a connection the
-    // bus dropped shows. Under load dbus-daemon was seen to drop fresh connections twice in a row
-    // (ENOTCONN); nothing was asked of systemd yet, so opening again is harmless.
+    // sd-bus writes its handshake while opening and finishes it on the first call, so a
+    // connection the bus drops shows as EPIPE from the open or ENOTCONN from Subscribe(). Under
+    // load dbus-daemon was seen dropping fresh connections twice in a row; nothing was asked of
+    // systemd yet, so opening again is harmless.
     constexpr int k_attempts = 5;
     for (int attempt = 1;; ++attempt) {
-        auto manager = std::make_unique<SdBusManager>(TRY(open_bus(bus)));
-        auto subscribed = manager->subscribe();
-        if (subscribed) {
-            return manager;
-        }
-        if (attempt == k_attempts || !is_connection_lost(subscribed.error().sys_errno())) {
-            return std::unexpected(subscribed.error());
+        auto connected = open_subscribed(bus);
+        if (connected || attempt == k_attempts ||
+            !is_connection_lost(connected.error().sys_errno())) {
+            return connected;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
     }
