@@ -49,6 +49,9 @@ public:
     util::Expected<systemd::JobResult> restart_unit(const std::string& unit,
                                                     std::chrono::milliseconds timeout) override {
         calls.push_back({CallKind::restart_unit, unit});
+        if (unreachable) {
+            return std::unexpected(*unreachable);
+        }
         last_timeout = timeout;
         const auto found = m_units.find(unit);
         if (found == m_units.end()) {
@@ -77,6 +80,9 @@ public:
 
     util::Expected<systemd::UnitState> unit_state(const std::string& unit) override {
         calls.push_back({CallKind::unit_state, unit});
+        if (unreachable) {
+            return std::unexpected(*unreachable);
+        }
         const auto found = m_units.find(unit);
         if (found == m_units.end()) {
             return not_found(unit);
@@ -86,6 +92,9 @@ public:
 
     util::Expected<void> reset_failed(const std::string& unit) override {
         calls.push_back({CallKind::reset_failed, unit});
+        if (unreachable) {
+            return std::unexpected(*unreachable);
+        }
         const auto found = m_units.find(unit);
         if (found == m_units.end()) {
             return not_found(unit);
@@ -109,6 +118,7 @@ public:
 
     std::vector<Call> calls;
     std::chrono::milliseconds last_timeout{0};
+    std::optional<util::Error> unreachable; // set: every call fails with it, like a dead bus
 
 private:
     static std::unexpected<util::Error> not_found(const std::string& unit) {

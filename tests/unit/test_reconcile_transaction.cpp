@@ -187,6 +187,30 @@ TEST_F(TransactionTest, ARolledBackShimIsLoggedAsAWarningWithItsFields) {
     EXPECT_TRUE(rollback_line) << "the reason for the rollback carries TXN=";
 }
 
+TEST_F(TransactionTest, ASystemdThatDoesNotAnswerIsRefusedBeforeAnythingChanges) {
+    const std::string config_before = config();
+    m_systemd.unreachable = util::Error(util::ErrorCode::external,
+                                        "systemd GetUnit() failed: Transport endpoint is not "
+                                        "connected");
+    auto outcome = apply({shim("v1")});
+    ASSERT_FALSE(outcome) << "a change that cannot be restarted must not be made";
+    EXPECT_NE(outcome.error().message().find("does not answer (nothing was changed"),
+              std::string::npos)
+        << outcome.error().message();
+    EXPECT_NE(outcome.error().message().find("Transport endpoint"), std::string::npos);
+    EXPECT_EQ(config(), config_before);
+    EXPECT_FALSE(fs::exists(fs::symlink_status(link())));
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 0);
+    const auto journal = Journal(m_store.state_dir()).load().value();
+    ASSERT_TRUE(journal);
+    EXPECT_EQ(journal->result, TxnResult::failed) << "refused, not rolled back";
+
+    m_systemd.unreachable.reset(); // the bus answers again: the same apply converges
+    auto again = apply({shim("v1")});
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_EQ(again->result, TxnResult::committed);
+}
+
 TEST_F(TransactionTest, SecondApplyChangesNothingAndRestartsNothing) {
     ASSERT_TRUE(apply({shim("v1")}));
     const auto journal_time = fs::last_write_time(m_store.state_dir() / "journal.json");

@@ -346,6 +346,14 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
     }
     const bool restart = m_restart == Restart::yes && plan.restart_needed;
     if (restart) {
+        // A bus that does not answer now is refused with the node untouched; found only at the
+        // restart, it would leave a rollback that cannot restart either (seen under heavy load).
+        if (auto reached = m_node.restarts->expect_reachable(m_node.detection.unit); !reached) {
+            return refuse(std::move(reached.error())
+                              .with_context("systemd must restart " + m_node.detection.unit +
+                                            " to load the change, and does not answer (nothing "
+                                            "was changed; a later run tries again)"));
+        }
         auto before = m_node.containerd->cri_status(std::chrono::seconds(5));
         if (before) {
             m_before_status = *before;

@@ -50,6 +50,11 @@ RestartGuard::RestartGuard(SystemdManager& manager, Clock& clock,
     : m_manager(manager), m_clock(clock), m_history_file(std::move(history_file)),
       m_options(options) {}
 
+util::Expected<void> RestartGuard::expect_reachable(const std::string& unit) {
+    TRY(m_manager.unit_state(unit));
+    return {};
+}
+
 Clock::time_point RestartGuard::earliest_restart(const std::vector<Clock::time_point>& history,
                                                  const UnitState& state,
                                                  Clock::time_point now) const {

@@ -41,6 +41,10 @@ public:
     // report, not an error: the caller decides (roll back).
     util::Expected<RestartReport> restart(const std::string& unit);
 
+    // Reads the unit's state once, so that a transaction learns that systemd cannot be reached
+    // before it changes anything rather than after (when only a rollback is left).
+    util::Expected<void> expect_reachable(const std::string& unit);
+
 private:
     // When the next restart of `unit` may happen, given its history and start limit.
     Clock::time_point earliest_restart(const std::vector<Clock::time_point>& history,
