@@ -1,7 +1,9 @@
 #include "shimkeeper/cluster/agent/agent_watches.hpp"
 
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
+#include "shimkeeper/util/utc_time.hpp"
 
 #include <algorithm>
 
@@ -21,14 +23,17 @@ util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterS
         TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
     out->m_slot_client = std::make_unique<kubeapi::Client>(
         TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
-    out->m_slot_client->set_throttle_retries(0); // a lost try costs nothing (claim_free_slot)
-    out->m_slots.set_listener([watches = out.get()](const std::string& shim, bool may_free) {
-        watches->on_slot_change(shim, may_free);
+    out->m_slots.set_listener([watches = out.get()](const std::string& shim, bool) {
+        watches->on_slot_change(shim);
     });
-    // The slot Leases of the namespace: a node waiting for a slot learns of a free one here.
+    // Only the slot Leases granted to this node (slot_grant.hpp): what other nodes hold is the
+    // coordinator's business, and watching it cost every agent every slot event (issue 23).
+    kubeapi::WatchSettings own_slots;
+    own_slots.label_selector = std::string(model::k_slot_holder_label) + "=" +
+                               model::holder_label_value(out->m_node_name);
     out->m_lease_watch = std::make_unique<kubeapi::Watch>(
         out->m_lease_client->connection(), *out->m_loop, kubeapi::leases_resource(),
-        out->m_namespace, kubeapi::WatchSettings{},
+        out->m_namespace, std::move(own_slots),
         [watches = out.get()](const kubeapi::WatchEvent& event) { watches->m_slots.apply(event); });
     TRY(out->m_lease_watch->start());
     // Arms the loop's timers so that its fd becomes readable when the first one is due.
@@ -38,96 +43,64 @@ util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterS
 
 AgentWatches::~AgentWatches() = default;
 
-// Decision (ARCHITECTURE.md): jitter, not a queue. The bound is 20 ms plus 10 ms for each node
-// the coordinator counts as still updating (waiting or holding), at most 10 s: the first of n
-// uniform draws comes after about bound/n = 10 ms, about as long as its take (one request) takes
-// to reach the others' boards, so about one more node tries and loses (a 409, no reconcile). With
-// 4 ms a node and a 1 s cap, 1000 waiting nodes sent ~14 losing creates for every slot freed.
-// Where the API server or the machine is slower than that, races are lost more often, and each
-// race this node lost in a row doubles its bound (up to 16 times): the crowd spreads itself until
-// a take is seen before the next node tries.
-std::chrono::milliseconds AgentWatches::wake_jitter_bound(const std::string& shim) const {
-    long updating = 0;
-    if (const nlohmann::json* object = m_watch->shim(shim)) {
-        updating = object->value(nlohmann::json::json_pointer("/status/nodes/updating"), 0L);
-    }
-    return std::chrono::milliseconds(std::clamp(20 + 10 * updating, 20L, 10'000L) << m_lost_races);
-}
-
 void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims) {
     m_waiting = std::move(shims);
+    claim_granted_slots(); // a grant seen during the reconcile is taken now, not at the next one
 }
 
-void AgentWatches::claim_free_slot() {
-    const std::vector<model::SlotSeen>& seen = m_slots.slots();
+model::SlotRequests AgentWatches::requests() {
+    model::SlotRequests out;
+    for (const auto& [shim, target] : m_waiting) {
+        if (!target) {
+            continue; // unresolved: nothing to ask for yet
+        }
+        model::SlotRequest request{target->uid, target->generation, {}};
+        auto asked = m_asked_since.find(shim);
+        if (asked != m_asked_since.end() && asked->second.is_for(*target)) {
+            request.since = asked->second.since;
+        } else {
+            request.since = util::now_rfc3339();
+            m_asked_since[shim] = request;
+        }
+        out[shim] = std::move(request);
+    }
+    std::erase_if(m_asked_since, [&](const auto& entry) { return !out.contains(entry.first); });
+    return out;
+}
+
+void AgentWatches::claim_granted_slots() {
+    const std::vector<model::SlotSeen>& own = m_slots.slots();
     const auto now = std::chrono::steady_clock::now();
     for (const auto& [shim, target] : m_waiting) {
         if (!target || m_claimed.contains(shim)) {
             continue; // unresolved (the coordinator's status wakes it: ClusterWatch), or claimed
         }
         const model::SlotDecision decision =
-            model::decide_slot(seen, *target, m_node_name, slot_search_start(m_node_name));
+            model::decide_granted_slot(own, *target, m_node_name, {});
         using Kind = model::SlotDecision::Kind;
-        if (decision.kind == Kind::hold) {
-            m_wake_now = true; // ours from before: the reconcile writes it again
-            continue;
-        }
-        if (decision.kind != Kind::take) {
+        if (decision.kind != Kind::hold && decision.kind != Kind::take) {
             continue;
         }
         SlotKeeper keeper(*m_slot_client, m_namespace, m_node_name, k_slot_lease_duration);
         auto taken = keeper.take(*target, decision);
         if (!taken) {
-            // Not a reconcile on top (it would only ask again): an API server that answers 429
-            // under load needs fewer requests, so this counts as a lost race and the next slot
-            // freed, a holder's expiry or the drift check tries again.
+            // The grant expires and the coordinator grants again; the drift check looks too.
             m_log.warning("rollout: " + taken.error().message());
-            m_lost_races = std::min(m_lost_races + 1, 4);
         } else if (*taken) {
-            m_log.info("rollout: took slot " + model::slot_lease_name(shim, decision.index) +
-                           " for Shim/" + shim + " generation " +
-                           std::to_string(target->generation),
+            m_log.info("rollout: took granted slot " +
+                           model::slot_lease_name(shim, decision.index) + " for Shim/" + shim +
+                           " generation " + std::to_string(target->generation),
                        {.shim = shim});
             m_claimed[shim] = ClaimedSlot{std::move(**taken), now};
             m_wake_now = true;
-            m_lost_races = 0;
-        } else {
-            // Another node was first: its slot reaches the board, and the next one freed sets
-            // the timer again, over a longer span (wake_jitter_bound).
-            m_lost_races = std::min(m_lost_races + 1, 4);
         }
     }
 }
 
-void AgentWatches::on_slot_change(const std::string& shim, bool may_free) {
-    if (!m_waiting.contains(shim)) {
-        return;
+void AgentWatches::on_slot_change(const std::string& shim) {
+    if (m_waiting.contains(shim)) {
+        claim_granted_slots();
     }
-    if (may_free) {
-        // A new draw for every slot freed, the earlier kept: with k slots free at once (a wave of
-        // holders finishing together) the first of the waiting nodes comes k times sooner, so a
-        // burst of releases is refilled as fast as a single one.
-        std::uniform_int_distribution<long> draw(0, wake_jitter_bound(shim).count());
-        const std::chrono::milliseconds delay(draw(m_rng));
-        if (!m_wake_armed || std::chrono::steady_clock::now() + delay < m_wake_due) {
-            arm_wake(delay);
-        }
-    }
-}
-
-void AgentWatches::arm_wake(std::chrono::milliseconds delay) {
-    auto timer = m_loop->after(delay, [this] {
-        m_wake_armed = false;
-        claim_free_slot();
-    });
-    if (!timer) {
-        m_log.warning("rollout: " + timer.error().message());
-        m_wake_now = true;
-        return;
-    }
-    m_wake_timer = std::move(*timer);
-    m_wake_armed = true;
-    m_wake_due = std::chrono::steady_clock::now() + delay;
 }
 
 bool AgentWatches::dispatch() {

@@ -1,6 +1,6 @@
 // What the node agent watches in cluster mode (`shimkeeper run`): one curl-multi loop on its own
-// sd_event carrying the node's watches (Shims, its own Node, the namespace's Leases for the
-// rollout slots), and the timers that wake a node waiting for a slot. The daemon plugs the loop's
+// sd_event carrying the node's watches (Shims, its own Node, and the rollout slot Leases granted
+// to it: nothing about other nodes). The daemon plugs the loop's
 // fd into its own loop as a change source. Agents do not coordinate: the cluster-wide work is
 // `shimkeeper coordinate`'s, under an identity of its own. [kube] is read once, at start: a
 // changed kubeconfig path takes `systemctl restart shimkeeper` (files in shims.d/ are still
@@ -10,6 +10,7 @@
 #include "shimkeeper/cluster/agent/cluster_watch.hpp"
 #include "shimkeeper/cluster/agent/rollout_gate.hpp"
 #include "shimkeeper/cluster/model/slot_board.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/curl_event_loop.hpp"
 #include "shimkeeper/kubeapi/watch.hpp"
 
@@ -17,7 +18,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 
@@ -45,18 +45,16 @@ public:
     // The Node the watches were set up for, and where that name came from.
     const std::string& node_name() const { return m_node_name; }
     const std::string& node_name_origin() const { return m_node_name_origin; }
-    // The rollout slots as the Lease watch holds them.
+    // The rollout slots granted to this node, as the Lease watch holds them.
     const model::SlotBoard& slots() const { return m_slots; }
-    // The Shims the last reconcile could not take a slot for: one of their slots going or being
-    // released sets a timer, a random delay that grows with the nodes still to go (so that of a
-    // crowd of waiting nodes one tries first and the others see it take the slot; each slot
-    // freed draws again and the earlier draw stands, so k free slots fill k times faster). A slot
-    // whose holder died is freed by the coordinator (deleted), which is such an event.
-    // When the timer fires and the board has a slot this node could take (decide_slot), the
-    // slot is taken right there, one request, and only a node that got it wakes the daemon: a
-    // node that lost the race, or saw the slot already taken, stays asleep, so waiting costs a
-    // crowd no reconciles, and the slot is held before the reconcile starts.
+    // The Shims the last reconcile could not take a slot for (rollout_gate.hpp). This node asks
+    // the coordinator for them (requests(), sent with the Node report) and takes a slot the
+    // coordinator grants as soon as its Lease reaches this node's watch: one request, and only
+    // then does the daemon wake (take_urgent), with the slot already held.
     void wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims);
+    // What this node asks for, for the Node report: each waited-for Shim generation, with when
+    // this daemon first asked (a daemon started again asks anew, slot_grant.hpp).
+    model::SlotRequests requests();
     // The slots taken that way since the last call, for the reconcile's RolloutGate.
     ClaimedSlots take_claimed() { return std::exchange(m_claimed, {}); }
 
@@ -67,27 +65,21 @@ private:
     std::unique_ptr<kubeapi::CurlEventLoop> m_loop;
     std::unique_ptr<ClusterWatch> m_watch;
     std::unique_ptr<kubeapi::Client> m_lease_client;
-    std::unique_ptr<kubeapi::Client> m_slot_client; // a waiting node's tries: no 429 retries
-    model::SlotBoard m_slots;                       // fed by m_lease_watch
+    std::unique_ptr<kubeapi::Client> m_slot_client; // takes granted slots
+    model::SlotBoard m_slots;                       // fed by m_lease_watch: this node's slots
     std::unique_ptr<kubeapi::Watch> m_lease_watch;
     const util::Log& m_log;
     std::string m_last_problem;
     std::map<std::string, std::optional<model::RolloutTarget>> m_waiting;
+    model::SlotRequests m_asked_since; // by Shim: what was asked, and since when
     std::string m_node_name;
     std::string m_node_name_origin;
     std::string m_namespace;
     ClaimedSlots m_claimed;
-    kubeapi::SdSource m_wake_timer;
-    bool m_wake_armed = false;
-    int m_lost_races = 0; // in a row; widens the jitter
-    std::chrono::steady_clock::time_point m_wake_due;
     bool m_wake_now = false;
-    std::minstd_rand m_rng{std::random_device{}()};
 
-    void on_slot_change(const std::string& shim, bool may_free);
-    void arm_wake(std::chrono::milliseconds delay);
-    void claim_free_slot();
-    std::chrono::milliseconds wake_jitter_bound(const std::string& shim) const;
+    void on_slot_change(const std::string& shim);
+    void claim_granted_slots();
 };
 
 } // namespace shimkeeper::cluster::agent

@@ -182,12 +182,14 @@ util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired,
                                           const util::Expected<reconcile::Outcome>& outcome,
                                           reconcile::Restart restart,
                                           const std::map<std::string, std::string>& waiting,
-                                          const reconcile::BlockedRemovals& blocked) {
+                                          const reconcile::BlockedRemovals& blocked,
+                                          std::optional<model::SlotRequests> requests) {
     const TxnSummary txn =
         outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
     const store::StoreState state = TRY(m_store.load_state());
-    return m_reporter.publish(
-        report_after(m_reading, desired, txn, state, restart, waiting, blocked));
+    NodeReport report = report_after(m_reading, desired, txn, state, restart, waiting, blocked);
+    report.requests = std::move(requests);
+    return m_reporter.publish(report);
 }
 
 TxnSummary TxnSummary::of(const reconcile::Outcome& outcome) {

@@ -62,7 +62,7 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
 }
 
 util::Expected<void> NodeReporter::publish(const NodeReport& report) {
-    const auto patch = model::node_patch(m_keys, report.wanted, report.forget);
+    const auto patch = model::node_patch(m_keys, report.wanted, report.forget, report.requests);
     if (!patch) {
         return {};
     }

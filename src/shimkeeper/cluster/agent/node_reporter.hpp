@@ -10,6 +10,7 @@
 #include "shimkeeper/util/log.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct NodeReport {
     std::map<std::string, model::NodeShimState> wanted; // shim name -> state the Node should say
     std::vector<std::string> forget;                    // shims the Node should say nothing about
     std::set<std::string> blocked; // `removing` shims whose removal waits for pods using them
+    // The slots this node waits for (slot_grant.hpp); nullopt leaves the Node's requests as
+    // they are (`apply` asks for none: nobody would take a grant after it exits).
+    std::optional<model::SlotRequests> requests;
 };
 
 class NodeReporter {

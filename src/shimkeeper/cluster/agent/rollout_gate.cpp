@@ -3,6 +3,7 @@
 #include "shimkeeper/cluster/agent/running_shim.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/reconcile/record.hpp"
@@ -141,8 +142,9 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     // only now that a Shim needs a slot. An API server that does not answer holds every slotted
     // change back (below).
     std::vector<model::SlotSeen> slots;
-    if (m_watched != nullptr && m_watched->synced()) {
-        slots = m_watched->slots();
+    const bool granted = m_watched != nullptr && m_watched->synced();
+    if (granted) {
+        slots = m_watched->slots(); // this node's own (slot_grant.hpp)
     } else if (reading.live) {
         slots = TRY(model::read_slot_board(m_client, m_cluster.settings().namespace_name)).slots();
     }
@@ -158,7 +160,12 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
         } else if (!need.target) {
             m_waiting[need.shim] = need.why_unresolved;
         } else {
-            const model::SlotDecision decision = model::decide_slot(slots, *need.target, me, start);
+            const ShimSeen* shim = reading.find(need.shim);
+            const model::SlotDecision decision =
+                granted ? model::decide_granted_slot(
+                              slots, *need.target, me,
+                              shim ? model::rollout_halted_message(shim->object) : std::string())
+                        : model::decide_slot(slots, *need.target, me, start);
             using Kind = model::SlotDecision::Kind;
             // A slot still ours (from before a restart) is written again too, at the version
             // seen: it may have expired meanwhile and been taken, and a 409 says so.

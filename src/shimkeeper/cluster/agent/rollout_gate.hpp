@@ -52,8 +52,7 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
                                                      const store::StoreState& state,
                                                      const std::set<std::string>& held_back);
 
-// How long a slot Lease lives without renewal: a crashed node's slot is free after this.
-inline constexpr std::chrono::seconds k_slot_lease_duration{15};
+using model::k_slot_lease_duration;
 
 // Where a node starts its search among a Shim's slots, so that a crowd does not race for slot 0.
 unsigned slot_search_start(const std::string& node);

@@ -1,10 +1,12 @@
 #include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
 
+#include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/rollout_status.hpp"
 #include "shimkeeper/cluster/model/runtime_class.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/shim_rollup.hpp"
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
+#include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/util/utc_time.hpp"
 
@@ -41,6 +43,7 @@ std::string condition_reason(const json& shim, const std::string& type) {
 PassOutcome CoordinatorPass::run(ClusterView& view) {
     m_outcome = {};
     m_view = &view;
+    m_freed.clear();
     std::vector<std::string> names;
     for (const auto& [name, shim] : view.shims) {
         names.push_back(name);
@@ -58,6 +61,9 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
     if (m_leading()) {
         remove_orphans();
         reclaim_slots();
+    }
+    if (m_leading()) {
+        grant_slots();
     }
     return m_outcome;
 }
@@ -254,7 +260,112 @@ void CoordinatorPass::reclaim_slots() {
             continue;
         }
         ++m_outcome.writes;
+        m_freed.insert(slot.lease.name);
         m_log.info("coordinator: freed rollout slot Lease " + slot.lease.name + ": " + *why);
+        if (model::never_taken(slot.lease)) {
+            decline_if_never_taken(slot.lease);
+        }
+    }
+}
+
+// A grant that ran out before its node wrote it: that node's daemon is down or cannot reach the
+// API server. Its request is not granted again while it stands (a daemon that starts asks anew).
+void CoordinatorPass::decline_if_never_taken(const model::SlotLease& lease) {
+    const auto node = m_view->nodes.find(lease.holder);
+    if (node == m_view->nodes.end()) {
+        return;
+    }
+    const auto text = node->second.shim_annotations.find(model::k_slot_requests_key);
+    if (text == node->second.shim_annotations.end()) {
+        return;
+    }
+    const model::SlotRequests requests = model::slot_requests_of(text->second);
+    const auto request = requests.find(lease.shim);
+    if (request == requests.end()) {
+        return;
+    }
+    m_view->declined.push_back({lease.holder, lease.shim, request->second});
+    m_log.warning("coordinator: node " + lease.holder + " did not take rollout slot " +
+                  lease.name + " within its lease; no more grants for its request of Shim/" +
+                  lease.shim + " until it asks again");
+}
+
+void CoordinatorPass::grant_slots() {
+    if (!m_view->slots_synced) {
+        return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<model::SlotSeen> slots;
+    for (const model::SlotSeen& slot : m_view->slots) {
+        if (!m_freed.contains(slot.lease.name)) {
+            slots.push_back(slot);
+        }
+    }
+    auto& pending = m_view->pending_grants;
+    std::erase_if(pending, [&](const ClusterView::PendingGrant& made) {
+        const std::string name = model::slot_lease_name(made.grant.target.shim, made.grant.index);
+        return now - made.at > model::k_slot_lease_duration ||
+               std::ranges::any_of(slots, [&](const auto& s) { return s.lease.name == name; });
+    });
+    std::map<std::string, model::SlotRequests> requests;
+    for (const auto& [name, node] : m_view->nodes) {
+        const auto text = node.shim_annotations.find(model::k_slot_requests_key);
+        if (text != node.shim_annotations.end()) {
+            if (auto asked = model::slot_requests_of(text->second); !asked.empty()) {
+                requests[name] = std::move(asked);
+            }
+        }
+    }
+    std::erase_if(m_view->declined, [&](const model::Declined& declined) {
+        const auto node = requests.find(declined.node);
+        if (node == requests.end()) {
+            return true;
+        }
+        const auto request = node->second.find(declined.shim);
+        return request == node->second.end() || request->second != declined.request;
+    });
+    std::vector<model::GrantTarget> targets;
+    for (const auto& [name, shim] : m_view->shims) {
+        auto policy = model::rollout_policy_of(shim);
+        if (!policy || !policy->rolling) {
+            continue;
+        }
+        const auto count = model::slots_for_node(*policy, shim);
+        if (!count) {
+            continue;
+        }
+        model::RolloutTarget target{name, shim.value(json::json_pointer("/metadata/uid"), ""),
+                                    shim.value(json::json_pointer("/metadata/generation"), 0L),
+                                    *count};
+        const bool halted = model::failed_slot(slots, target) != nullptr;
+        targets.push_back({std::move(target), halted});
+    }
+    std::vector<model::SlotGrant> made;
+    for (const auto& entry : pending) {
+        made.push_back(entry.grant);
+    }
+    for (const model::SlotGrant& grant :
+         model::plan_slot_grants(targets, slots, requests, made, m_view->declined)) {
+        if (!m_leading()) {
+            m_outcome.interrupted = true;
+            return;
+        }
+        json lease = model::granted_slot_lease(grant, model::k_slot_lease_duration,
+                                               kubeapi::micro_time(std::chrono::system_clock::now()));
+        lease["metadata"]["namespace"] = m_view->ns;
+        const std::string name = kubeapi::name_of(lease);
+        auto created = m_client.create(kubeapi::leases_resource(), m_view->ns, lease);
+        if (!created) {
+            if (created.error().code() != util::ErrorCode::conflict) { // exists: the watch says
+                failed("granting rollout slot Lease " + name, std::move(created).error());
+            }
+            continue;
+        }
+        ++m_outcome.writes;
+        pending.push_back({grant, now});
+        m_log.info("coordinator: granted rollout slot " + name + " of Shim/" + grant.target.shim +
+                   " generation " + std::to_string(grant.target.generation) + " to node " +
+                   grant.node);
     }
 }
 

@@ -9,7 +9,8 @@
 // And a RuntimeClass of ours whose Shim is gone or now names another class is deleted, and so is
 // a rollout slot Lease is freed (deleted) when its Shim is gone, it was released, it expired
 // unrenewed, or it failed for an older generation (slot_reclaim_reason): nodes never write a
-// Lease another node holds.
+// Lease another node holds. Then the free slots are granted to the nodes that ask for them
+// (slot_grant.hpp): a created Lease held by the node, which takes it from its own watch.
 // The status also carries the rollout (rollout_status.hpp): status.slots and RolloutHalted, with
 // a Warning Event when a rollout halts.
 // A failed write is reported and the pass goes on with the next Shim; the caller retries the
@@ -21,6 +22,7 @@
 #include "shimkeeper/cluster/model/conditions.hpp"
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
 #include "shimkeeper/cluster/model/shim_rollup.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
@@ -30,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,15 @@ struct ClusterView {
     std::vector<model::SlotSeen> slots; // the rollout slot Leases (the candidacy's Lease watch)
     bool slots_synced = false;
     std::string ns; // the agent namespace, where the slot Leases live
+    // Kept across passes of one term (slot_grant.hpp): grants made whose Lease the watch has not
+    // shown yet (a pass must not grant their name or their node again), and requests whose
+    // grant expired untaken.
+    struct PendingGrant {
+        model::SlotGrant grant;
+        std::chrono::steady_clock::time_point at;
+    };
+    std::vector<PendingGrant> pending_grants;
+    std::vector<model::Declined> declined;
 };
 
 struct PassOutcome {
@@ -69,6 +81,8 @@ private:
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
     void remove_orphans();
     void reclaim_slots();
+    void grant_slots();
+    void decline_if_never_taken(const model::SlotLease& lease);
     nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,
                                 nlohmann::json status);
     bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);
@@ -82,6 +96,7 @@ private:
     const util::Log& m_log;
     std::function<bool()> m_leading;
     ClusterView* m_view = nullptr; // during run()
+    std::set<std::string> m_freed; // slot Leases this pass deleted
     PassOutcome m_outcome;
 };
 

@@ -21,7 +21,7 @@ constexpr std::array<std::pair<ShimState, const char*>, 5> k_states{{
 std::map<std::string, std::string> by_shim(const json& node, std::string_view field) {
     std::map<std::string, std::string> out;
     for (auto& [key, value] : metadata_strings(node, field, k_shim_key_prefix)) {
-        if (key.size() > k_shim_key_prefix.size()) {
+        if (key.size() > k_shim_key_prefix.size() && key != k_slot_requests_key) {
             out.emplace(key.substr(k_shim_key_prefix.size()), std::move(value));
         }
     }
@@ -111,14 +111,24 @@ std::map<std::string, std::string> metadata_strings(const json& object, std::str
 }
 
 NodeShimKeys shim_keys_of(const json& node) {
-    return {by_shim(node, "labels"), by_shim(node, "annotations")};
+    const auto annotations = metadata_strings(node, "annotations", k_slot_requests_key);
+    const auto requests = annotations.find(k_slot_requests_key);
+    return {by_shim(node, "labels"), by_shim(node, "annotations"),
+            requests != annotations.end() ? requests->second : std::string()};
 }
 
 std::optional<json> node_patch(const NodeShimKeys& current,
                                const std::map<std::string, NodeShimState>& wanted,
-                               const std::vector<std::string>& forget) {
+                               const std::vector<std::string>& forget,
+                               const std::optional<SlotRequests>& requests) {
     json labels = json::object();
     json annotations = json::object();
+    if (requests && *requests != slot_requests_of(current.slot_requests)) {
+        annotations[k_slot_requests_key] =
+            requests->empty() ? json(nullptr) : json(format_slot_requests(*requests));
+    } else if (requests && requests->empty() && !current.slot_requests.empty()) {
+        annotations[k_slot_requests_key] = nullptr; // malformed: nothing asked, so dropped
+    }
     for (const auto& [name, state] : wanted) {
         const bool has_label = current.labels.contains(name);
         if (state.labelled() && (!has_label || current.labels.at(name) != state.handler)) {

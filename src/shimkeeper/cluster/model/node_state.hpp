@@ -7,6 +7,8 @@
 // it carries to what it should carry; node_reporter.hpp sends it.
 #pragma once
 
+#include "shimkeeper/cluster/model/slot_grant.hpp"
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -52,15 +54,18 @@ std::map<std::string, std::string> metadata_strings(const nlohmann::json& object
 struct NodeShimKeys {
     std::map<std::string, std::string> labels;      // shim -> label value
     std::map<std::string, std::string> annotations; // shim -> annotation text
+    std::string slot_requests;                      // the slot requests' text (slot_grant.hpp)
 };
 NodeShimKeys shim_keys_of(const nlohmann::json& node);
 
 // The merge patch (metadata.labels / metadata.annotations, null deleting a key) that makes the
 // Node carry exactly `wanted` for every shim in it, and nothing for shims in `forget`. Keys of
 // other shims are not touched. A state whose only difference is its time is kept as it is.
+// `requests`, when given, replaces the slot requests (none: the key goes).
 // nullopt: nothing to change (no request at all).
 std::optional<nlohmann::json> node_patch(const NodeShimKeys& current,
                                          const std::map<std::string, NodeShimState>& wanted,
-                                         const std::vector<std::string>& forget);
+                                         const std::vector<std::string>& forget,
+                                         const std::optional<SlotRequests>& requests = {});
 
 } // namespace shimkeeper::cluster::model

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 
+#include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
@@ -83,6 +84,12 @@ json slot_lease_for(const RolloutTarget& target, int index, const std::string& h
     annotations[k_slot_uid_key] = target.uid;
     annotations[k_slot_generation_key] = std::to_string(target.generation);
     annotations.erase(k_slot_failed_key);
+    annotations.erase(k_slot_granted_key); // written by its holder: taken (slot_grant.hpp)
+    json& labels = metadata["labels"];
+    if (!labels.is_object()) {
+        labels = json::object();
+    }
+    labels[k_slot_holder_label] = holder_label_value(holder); // the holder's watch selects it
     lease["spec"] = {{"holderIdentity", holder},
                      {"leaseDurationSeconds", duration.count()},
                      {"acquireTime", now_micro},
@@ -101,6 +108,21 @@ const SlotSeen* failed_slot(const std::vector<SlotSeen>& slots, const RolloutTar
     return nullptr;
 }
 
+std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots,
+                                              const RolloutTarget& target, const std::string& me) {
+    for (const SlotSeen& slot : slots) {
+        const SlotLease& lease = slot.lease;
+        const int index = slot_index_of(lease.name);
+        if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
+            lease.failed.empty() && index >= 0) {
+            return SlotDecision{lease.generation == target.generation ? SlotDecision::Kind::hold
+                                                                      : SlotDecision::Kind::take,
+                                index, &slot, {}};
+        }
+    }
+    return std::nullopt;
+}
+
 SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target,
                          const std::string& me, unsigned start) {
     SlotDecision out;
@@ -111,18 +133,8 @@ SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget
         return out;
     }
     // Ours from before (a restart after a crash, or a renewal this node is still doing): keep it.
-    for (const SlotSeen& slot : slots) {
-        const SlotLease& lease = slot.lease;
-        if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
-            lease.failed.empty()) {
-            out.kind = lease.generation == target.generation ? SlotDecision::Kind::hold
-                                                             : SlotDecision::Kind::take;
-            out.existing = &slot;
-            out.index = slot_index_of(lease.name);
-            if (out.index >= 0) {
-                return out;
-            }
-        }
+    if (auto own = own_slot_decision(slots, target, me)) {
+        return *own;
     }
     std::vector<std::string> holders;
     const int count = std::max(target.slots, 1);

@@ -28,6 +28,10 @@ inline constexpr const char* k_slot_uid_key = "shim.containerd.x-k8s.io/uid";
 inline constexpr const char* k_slot_generation_key = "shim.containerd.x-k8s.io/generation";
 inline constexpr const char* k_slot_failed_key = "shim.containerd.x-k8s.io/failed";
 
+// How long a slot Lease lives without renewal: a crashed node's slot, or a grant nobody took, is
+// free after this.
+inline constexpr std::chrono::seconds k_slot_lease_duration{15};
+
 // "<shim>-slot-<i>"; a name too long for a Lease keeps a prefix and a hash of the Shim's name.
 std::string slot_lease_name(std::string_view shim, int index);
 // The <i> of "...-slot-<i>"; -1 for any other name.
@@ -81,6 +85,11 @@ struct SlotDecision {
     const SlotSeen* existing = nullptr;
     std::string why; // halted, wait: for logs and status
 };
+
+// A slot of `target`'s Shim object that `me` holds already (not failed): hold it when it is of
+// the target's generation, else take it (`existing`: move it to the target's generation).
+std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots,
+                                              const RolloutTarget& target, const std::string& me);
 
 // The decision of node `me` for `target` over the slots it has seen (any Shim's; others are
 // ignored). Decision (issue 21): a node only ever creates an absent slot or writes its own; a

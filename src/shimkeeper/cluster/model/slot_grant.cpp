@@ -1,0 +1,144 @@
+#include "shimkeeper/cluster/model/slot_grant.hpp"
+
+#include "shimkeeper/cluster/model/conditions.hpp"
+#include "shimkeeper/util/sha256.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+namespace shimkeeper::cluster::model {
+
+using nlohmann::json;
+
+std::string format_slot_requests(const SlotRequests& requests) {
+    json out = json::object();
+    for (const auto& [shim, request] : requests) {
+        out[shim] = {{"uid", request.uid},
+                     {"generation", request.generation},
+                     {"since", request.since}};
+    }
+    return out.dump();
+}
+
+SlotRequests slot_requests_of(const std::string& annotation) {
+    SlotRequests out;
+    const json parsed = json::parse(annotation, nullptr, false);
+    if (!parsed.is_object()) {
+        return out;
+    }
+    for (const auto& [shim, value] : parsed.items()) {
+        if (!value.is_object() || !value.value("uid", json()).is_string() ||
+            !value.value("generation", json()).is_number_integer()) {
+            continue;
+        }
+        SlotRequest request{value["uid"].get<std::string>(), value["generation"].get<long>(),
+                            value.value("since", json()).is_string()
+                                ? value["since"].get<std::string>()
+                                : std::string()};
+        if (!request.uid.empty() && request.generation > 0) {
+            out[shim] = std::move(request);
+        }
+    }
+    return out;
+}
+
+std::string holder_label_value(const std::string& node) {
+    // Node names are DNS subdomains: lower-case alphanumerics, '-' and '.', alphanumeric at both
+    // ends, which is a valid label value whenever it is short enough.
+    if (!node.empty() && node.size() <= 63) {
+        return node;
+    }
+    return "h-" + util::sha256_hex(node).substr(0, 40);
+}
+
+std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
+                                        const std::vector<SlotSeen>& slots,
+                                        const std::map<std::string, SlotRequests>& requests,
+                                        const std::vector<SlotGrant>& pending,
+                                        const std::vector<Declined>& declined) {
+    std::vector<SlotGrant> out;
+    for (const GrantTarget& grant_target : targets) {
+        const RolloutTarget& target = grant_target.target;
+        if (grant_target.halted) {
+            continue;
+        }
+        std::set<std::string> taken_names;
+        std::set<std::string> holding; // nodes with a slot (or a pending grant) of this Shim
+        for (const SlotSeen& slot : slots) {
+            taken_names.insert(slot.lease.name);
+            if (slot.lease.shim == target.shim && !slot.lease.holder.empty()) {
+                holding.insert(slot.lease.holder);
+            }
+        }
+        for (const SlotGrant& grant : pending) {
+            taken_names.insert(slot_lease_name(grant.target.shim, grant.index));
+            if (grant.target.shim == target.shim) {
+                holding.insert(grant.node);
+            }
+        }
+        std::vector<int> free;
+        for (int index = 0; index < std::max(target.slots, 1); ++index) {
+            if (!taken_names.contains(slot_lease_name(target.shim, index))) {
+                free.push_back(index);
+            }
+        }
+        auto next = free.begin();
+        for (const auto& [node, asked] : requests) { // a std::map: in name order
+            if (next == free.end()) {
+                break;
+            }
+            const auto found = asked.find(target.shim);
+            if (found == asked.end() || !found->second.is_for(target) || holding.contains(node) ||
+                std::ranges::find(declined, Declined{node, target.shim, found->second}) !=
+                    declined.end()) {
+                continue;
+            }
+            out.push_back({target, *next++, node});
+        }
+    }
+    return out;
+}
+
+bool never_taken(const SlotLease& lease) {
+    const json::json_pointer where("/metadata/annotations");
+    return lease.object.contains(where) && lease.object.at(where).is_object() &&
+           lease.object.at(where).contains(k_slot_granted_key);
+}
+
+json granted_slot_lease(const SlotGrant& grant, std::chrono::seconds duration,
+                        const std::string& now_micro) {
+    json lease =
+        slot_lease_for(grant.target, grant.index, grant.node, duration, now_micro, nullptr);
+    lease["metadata"]["annotations"][k_slot_granted_key] = now_micro;
+    return lease;
+}
+
+SlotDecision decide_granted_slot(const std::vector<SlotSeen>& own, const RolloutTarget& target,
+                                 const std::string& me, const std::string& halted) {
+    if (auto held = own_slot_decision(own, target, me)) {
+        return *held;
+    }
+    SlotDecision out;
+    if (!halted.empty()) {
+        out.kind = SlotDecision::Kind::halted;
+        out.why = "the rollout of Shim/" + target.shim + " is halted: " + halted;
+        return out;
+    }
+    out.kind = SlotDecision::Kind::wait;
+    out.why = "waiting for the coordinator to grant a rollout slot of Shim/" + target.shim +
+              " generation " + std::to_string(target.generation) + " (" +
+              std::to_string(target.slots) + " at a time; requested on this Node)";
+    return out;
+}
+
+std::string rollout_halted_message(const json& shim) {
+    const json conditions = shim.value(json::json_pointer("/status/conditions"), json());
+    const json* halted = find_condition(conditions, "RolloutHalted");
+    if (halted == nullptr || halted->value("status", "") != "True") {
+        return {};
+    }
+    return halted->value("message", "RolloutHalted");
+}
+
+} // namespace shimkeeper::cluster::model

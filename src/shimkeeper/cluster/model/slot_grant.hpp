@@ -1,0 +1,102 @@
+// Slot grants (issue 23): the coordinator hands rollout slots out, so that no agent watches
+// objects about other nodes. A node that waits for a slot says so on its own Node (the request
+// annotation below, written with its report); the coordinator, which watches Nodes and Leases
+// anyway, creates the slot Lease `<shim>-slot-<i>` with that node as holder and labelled with it;
+// each agent watches only the Leases labelled with its own name and takes a granted slot by
+// writing it (a renewal at the version granted), from where everything is as before: renewals,
+// the freshness gate, release, failure marking (slot_keeper.hpp, rollout_gate.hpp).
+//
+// The bound stays the API server's: a slot is a Lease name below the slot count, and a create of
+// a name that exists fails. A coordinator that grants twice (a failover, a watch that lags behind
+// its own creates) can waste a slot until it expires, never add one. Halting is the coordinator
+// granting nothing more for a generation with a failed slot.
+#pragma once
+
+#include "shimkeeper/cluster/model/slot_lease.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::cluster::model {
+
+// On the node's own Node, under shimkeeper's prefix (the node's admission policy allows only that
+// prefix): {"<shim>": {"uid": ..., "generation": ..., "since": ...}, ...}. The underscore keeps
+// it apart from the per-Shim keys, whose names are DNS subdomains and never contain one.
+inline constexpr const char* k_slot_requests_key = "shim.containerd.x-k8s.io/slot_requests";
+// On a slot Lease: its holder, so that a node can watch only its own (a label selector).
+inline constexpr const char* k_slot_holder_label = "shim.containerd.x-k8s.io/holder";
+// On a slot Lease the coordinator created, until its holder first writes it (slot_lease_for drops
+// it): a grant that expires still carrying it was never taken, and that request is not granted
+// again (a node whose daemon is down would otherwise get every slot freed, each for a lease
+// duration). A daemon that starts again asks anew, with a new `since`.
+inline constexpr const char* k_slot_granted_key = "shim.containerd.x-k8s.io/granted";
+
+struct SlotRequest {
+    std::string uid;
+    long generation = 0;
+    std::string since; // when this daemon first asked (RFC 3339): a new daemon asks anew
+    bool operator==(const SlotRequest&) const = default;
+    bool is_for(const RolloutTarget& target) const {
+        return uid == target.uid && generation == target.generation;
+    }
+};
+using SlotRequests = std::map<std::string, SlotRequest>; // by Shim name
+
+std::string format_slot_requests(const SlotRequests& requests);
+// Malformed text or entries are left out: a node rewrites its requests with every report.
+SlotRequests slot_requests_of(const std::string& annotation);
+
+// The holder label's value for `node`: the name itself when it is a valid label value (63
+// characters at most), else "h-" and 40 hex digits of its SHA-256.
+std::string holder_label_value(const std::string& node);
+
+// A rolling Shim generation as the coordinator sees it, with its resolved slot count.
+struct GrantTarget {
+    RolloutTarget target;
+    bool halted = false; // a slot of this generation failed: no grants
+};
+
+struct SlotGrant {
+    RolloutTarget target;
+    int index = -1;
+    std::string node;
+};
+
+// A request whose grant expired untaken, by node: not granted again while it stands.
+struct Declined {
+    std::string node;
+    std::string shim;
+    SlotRequest request;
+    bool operator==(const Declined&) const = default;
+};
+
+// What to grant now. For each target that is not halted: the indexes below its slot count with
+// no Lease of that name (in `slots`, or in `pending`: grants made but not yet seen on the
+// watch), each to a node whose request names this uid and generation, that holds no slot of the
+// Shim yet (nor a pending grant) and whose request was not declined. Nodes in name order,
+// indexes from 0.
+std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
+                                        const std::vector<SlotSeen>& slots,
+                                        const std::map<std::string, SlotRequests>& requests,
+                                        const std::vector<SlotGrant>& pending,
+                                        const std::vector<Declined>& declined);
+
+// The slot a grant's holder never took (it still carries k_slot_granted_key).
+bool never_taken(const SlotLease& lease);
+
+// The Lease that grants `grant`: held by the node, labelled with it, marked granted, renewed now.
+nlohmann::json granted_slot_lease(const SlotGrant& grant, std::chrono::seconds duration,
+                                  const std::string& now_micro);
+
+// The decision of node `me` over the slots granted to it (the Leases labelled with its name):
+// hold (or move to the target's generation, `take` with `existing`) the one it has; wait for a
+// grant otherwise (`halted`: why the Shim's rollout halted, from its RolloutHalted condition).
+SlotDecision decide_granted_slot(const std::vector<SlotSeen>& own, const RolloutTarget& target,
+                                 const std::string& me, const std::string& halted);
+
+// The message of the Shim's RolloutHalted condition while it is True, empty otherwise.
+std::string rollout_halted_message(const nlohmann::json& shim);
+
+} // namespace shimkeeper::cluster::model

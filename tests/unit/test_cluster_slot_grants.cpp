@@ -1,0 +1,155 @@
+// Slot grants (issue 23), the pure parts: a node's request on its Node, the coordinator's choice
+// of whom to grant which free slot, and a node's decision over the slots granted to it.
+#include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cluster::model {
+namespace {
+
+using nlohmann::json;
+using Kind = SlotDecision::Kind;
+using std::chrono::seconds;
+
+const RolloutTarget k_target{"spin", "u-1", 4, 2};
+
+SlotSeen slot(int index, const std::string& holder, const RolloutTarget& target = k_target,
+              const std::string& failed = "") {
+    json lease =
+        slot_lease_for(target, index, holder, seconds(15), "2026-11-24T10:00:00.000000Z", nullptr);
+    lease["metadata"]["resourceVersion"] = std::to_string(100 + index);
+    if (!failed.empty()) {
+        lease["metadata"]["annotations"][k_slot_failed_key] = failed;
+    }
+    return {slot_lease_of(lease), std::chrono::steady_clock::now()};
+}
+
+SlotRequests asks(const RolloutTarget& target = k_target, const std::string& since = "t1") {
+    return {{target.shim, SlotRequest{target.uid, target.generation, since}}};
+}
+
+std::vector<std::pair<std::string, int>> who_gets(const std::vector<SlotGrant>& grants) {
+    std::vector<std::pair<std::string, int>> out;
+    for (const auto& grant : grants) {
+        out.emplace_back(grant.node, grant.index);
+    }
+    return out;
+}
+
+using Pairs = std::vector<std::pair<std::string, int>>;
+
+TEST(ClusterSlotRequests, RoundTripAndMalformedEntriesAreLeftOut) {
+    const SlotRequests requests = {{"spin", {"u-1", 4, "2026-11-27T04:00:00Z"}},
+                                   {"kata", {"u-2", 1, "2026-11-27T04:01:00Z"}}};
+    EXPECT_EQ(slot_requests_of(format_slot_requests(requests)), requests);
+    EXPECT_TRUE(slot_requests_of("not json").empty());
+    const SlotRequests kept = slot_requests_of(
+        R"({"spin": {"uid": "u-1", "generation": 4}, "bad": "u-1/4", "zero": {"uid": "u", "generation": 0}})");
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_EQ(kept.at("spin"), (SlotRequest{"u-1", 4, ""}));
+}
+
+TEST(ClusterSlotRequests, TheRequestKeyIsNoShimOfTheNodeAndAPatchSetsOrDropsIt) {
+    json node;
+    node["metadata"]["name"] = "n1";
+    node["metadata"]["annotations"][k_slot_requests_key] = format_slot_requests(asks());
+    node["metadata"]["annotations"]["shim.containerd.x-k8s.io/spin"] =
+        R"({"state":"installed","generation":3})";
+    const NodeShimKeys keys = shim_keys_of(node);
+    EXPECT_EQ(keys.annotations.size(), 1u) << "slot_requests must not read as a Shim's state";
+    EXPECT_EQ(slot_requests_of(keys.slot_requests), asks());
+
+    EXPECT_FALSE(node_patch(keys, {}, {}, asks())) << "the same requests: no write";
+    EXPECT_FALSE(node_patch(keys, {}, {}, std::nullopt)) << "nullopt leaves them alone";
+    const auto dropped = node_patch(keys, {}, {}, SlotRequests{});
+    ASSERT_TRUE(dropped);
+    EXPECT_TRUE(dropped->at("metadata").at("annotations").at(k_slot_requests_key).is_null());
+    const auto changed = node_patch(keys, {}, {}, asks(k_target, "t2"));
+    ASSERT_TRUE(changed);
+    EXPECT_EQ(slot_requests_of(changed->at("metadata").at("annotations").at(k_slot_requests_key)),
+              asks(k_target, "t2"));
+    EXPECT_FALSE(node_patch(keys, {}, {"slot_requests"}, std::nullopt))
+        << "forgetting Shims never drops the requests";
+}
+
+TEST(ClusterSlotGrants, FreeSlotsGoToAskingNodesInNameOrderAndNoMoreThanTheCount) {
+    const std::map<std::string, SlotRequests> requests = {
+        {"n3", asks()}, {"n1", asks()}, {"n2", asks()}};
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {}, requests, {}, {})),
+              (Pairs{{"n1", 0}, {"n2", 1}}));
+    // Slot 0 held by n1: only slot 1 is free, and n1 gets no second one.
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(0, "n1")}, requests, {}, {})),
+              (Pairs{{"n2", 1}}));
+    EXPECT_TRUE(plan_slot_grants({{k_target, false}}, {slot(0, "n1"), slot(1, "n9")}, requests,
+                                 {}, {})
+                    .empty());
+}
+
+TEST(ClusterSlotGrants, AGrantNotYetSeenOnTheWatchIsNeitherGrantedAgainNorItsNode) {
+    const std::map<std::string, SlotRequests> requests = {{"n1", asks()}, {"n2", asks()}};
+    const std::vector<SlotGrant> pending = {{k_target, 0, "n1"}};
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {}, requests, pending, {})),
+              (Pairs{{"n2", 1}}));
+}
+
+TEST(ClusterSlotGrants, AHaltedGenerationAnotherGenerationOrADeclinedRequestGetsNothing) {
+    const std::map<std::string, SlotRequests> requests = {{"n1", asks()}};
+    EXPECT_TRUE(plan_slot_grants({{k_target, true}}, {}, requests, {}, {}).empty());
+    RolloutTarget older = k_target;
+    older.generation = 3;
+    EXPECT_TRUE(plan_slot_grants({{k_target, false}}, {}, {{"n1", asks(older)}}, {}, {}).empty());
+    const std::vector<Declined> declined = {{"n1", "spin", asks().at("spin")}};
+    EXPECT_TRUE(plan_slot_grants({{k_target, false}}, {}, requests, {}, declined).empty());
+    // The same node asking anew (its daemon started again) is granted.
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {}, {{"n1", asks(k_target, "t2")}},
+                                        {}, declined)),
+              (Pairs{{"n1", 0}}));
+}
+
+TEST(ClusterSlotGrants, AGrantIsHeldByTheNodeLabelledWithItAndMarkedUntilItsHolderWritesIt) {
+    const json lease = granted_slot_lease({k_target, 1, "n1"}, seconds(15), "2026-11-27T04:00:00Z");
+    EXPECT_EQ(lease["metadata"]["name"], "spin-slot-1");
+    EXPECT_EQ(lease["spec"]["holderIdentity"], "n1");
+    EXPECT_EQ(lease["metadata"]["labels"][k_slot_holder_label], "n1");
+    EXPECT_TRUE(never_taken(slot_lease_of(lease)));
+    const json taken = slot_lease_for(k_target, 1, "n1", seconds(15), "later", &lease);
+    EXPECT_FALSE(never_taken(slot_lease_of(taken))) << "the holder's first write takes it";
+}
+
+TEST(ClusterSlotGrants, ALongNodeNameIsLabelledByItsHash) {
+    EXPECT_EQ(holder_label_value("node-1.example"), "node-1.example");
+    const std::string long_name(70, 'a');
+    const std::string value = holder_label_value(long_name);
+    EXPECT_EQ(value.size(), 42u);
+    EXPECT_EQ(value.rfind("h-", 0), 0u);
+    EXPECT_NE(value, holder_label_value(std::string(71, 'a')));
+}
+
+TEST(ClusterSlotGrants, ANodeHoldsItsGrantOrWaitsAndSaysWhy) {
+    EXPECT_EQ(decide_granted_slot({slot(1, "n1")}, k_target, "n1", "").kind, Kind::hold);
+    const SlotDecision waiting = decide_granted_slot({}, k_target, "n1", "");
+    EXPECT_EQ(waiting.kind, Kind::wait);
+    EXPECT_NE(waiting.why.find("grant a rollout slot of Shim/spin generation 4"), std::string::npos)
+        << waiting.why;
+    const SlotDecision halted = decide_granted_slot({}, k_target, "n1", "node n7 failed");
+    EXPECT_EQ(halted.kind, Kind::halted);
+    EXPECT_NE(halted.why.find("node n7 failed"), std::string::npos);
+    EXPECT_EQ(decide_granted_slot({slot(1, "n1", k_target, "boom")}, k_target, "n1", "").kind,
+              Kind::wait)
+        << "a failed slot is not held again";
+}
+
+TEST(ClusterSlotGrants, TheHaltMessageComesFromTheShimsRolloutHaltedCondition) {
+    json shim = {{"status",
+                  {{"conditions",
+                    json::array({{{"type", "RolloutHalted"},
+                                  {"status", "True"},
+                                  {"message", "node n7 failed"}}})}}}};
+    EXPECT_EQ(rollout_halted_message(shim), "node n7 failed");
+    shim["status"]["conditions"][0]["status"] = "False";
+    EXPECT_EQ(rollout_halted_message(shim), "");
+}
+
+} // namespace
+} // namespace shimkeeper::cluster::model
