@@ -90,11 +90,11 @@ allowed() {
     pass "$identity: $what"
 }
 
-lease() { # NAME HOLDER
+lease() { # NAME HOLDER [LABELS]
     cat <<YAML
 apiVersion: coordination.k8s.io/v1
 kind: Lease
-metadata: {name: $1, namespace: shimkeeper-system}
+metadata: {name: $1, namespace: shimkeeper-system, labels: ${3:-{\}}}
 spec: {holderIdentity: "$2", leaseDurationSeconds: 15}
 YAML
 }
@@ -381,8 +381,14 @@ refused coordinator "read Secrets" - \
     "cannot list resource \"secrets\"" get secrets -n shimkeeper-system
 refused coordinator "read a Secret by name" - \
     "cannot get resource \"secrets\"" get secret anything -n kube-system
-refused coordinator "create a Lease other than shimkeeper-coordinator" \
-    shimkeeper-system/lease/x-slot-5 "may write only its election Lease" \
+refused coordinator "create a Lease other than its own or a slot" \
+    shimkeeper-system/lease/x-other "may write only its election Lease" \
+    create -f <(lease x-other node-a)
+refused coordinator "grant a slot to nobody" \
+    shimkeeper-system/lease/x-slot-5 "may grant a rollout slot only to a node" \
+    create -f <(lease x-slot-5 "")
+refused coordinator "grant a slot not labelled with its holder" \
+    shimkeeper-system/lease/x-slot-5 "may grant a rollout slot only to a node" \
     create -f <(lease x-slot-5 node-a)
 refused coordinator "renew node-b's slot" shimkeeper-system/lease/x-slot-1 \
     "cannot patch resource \"leases\"" -n shimkeeper-system patch lease x-slot-1 --type merge \
@@ -428,6 +434,11 @@ allowed coordinator "renew its election Lease" -n shimkeeper-system patch lease 
 allowed coordinator "an Event in default" create -f <(event coordinator-shim default "$shim_ref")
 allowed node-a-bound "take slot demo-slot-0 for itself" create -f <(lease demo-slot-0 node-a)
 allowed coordinator "reclaim node-a's slot (delete)" -n shimkeeper-system delete lease demo-slot-0
+allowed coordinator "grant slot demo-slot-0 to node-a" \
+    create -f <(lease demo-slot-0 node-a "{shim.containerd.x-k8s.io/holder: node-a}")
+allowed node-a-bound "take the slot granted to it (renew)" -n shimkeeper-system patch lease \
+    demo-slot-0 --type merge -p "{\"spec\": {\"renewTime\": \"$(now)\"}}"
+allowed coordinator "reclaim it" -n shimkeeper-system delete lease demo-slot-0
 
 echo "--- the coordinator's election Lease is never a node's, whoever it names as holder"
 for who in node-a-bound node-a; do
