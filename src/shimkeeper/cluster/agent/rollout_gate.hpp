@@ -15,9 +15,10 @@
 //
 // Decisions (ARCHITECTURE.md): a node whose change for a Shim is nothing (already at the spec, a
 // new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate waits
-// for the coordinator's `status.slots`; `apply` judges the slots from one list (no watch), read
-// only when some Shim needs a slot; the daemon's wake path may have taken a slot already
-// (ClaimedSlots), which the next reconcile uses instead of taking another.
+// for the coordinator's `status.slots`; the daemon takes only slots the coordinator granted it
+// (issue 23), and its wake path may have taken one already (ClaimedSlots), which the next
+// reconcile uses; `apply` judges the slots from one list (no watch), read only when some Shim
+// needs a slot, and creates a free one itself.
 #pragma once
 
 #include "shimkeeper/cluster/agent/cluster_source.hpp"
@@ -78,8 +79,10 @@ std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutT
 
 class RolloutGate {
 public:
-    // nullptr when the cluster was not read. `watched`: the daemon's board; nullptr (apply) or
-    // not synced yet: admit() lists the slots once, if any Shim needs one. `claimed`: slots the
+    // nullptr when the cluster was not read. `watched`: the slots granted to this node (the
+    // daemon's own-slot watch, slot_grant.hpp): admit() holds only those and otherwise waits for
+    // a grant; nullptr (apply) or not synced yet: admit() lists every slot once, if any Shim
+    // needs one, and may create a free one itself. `claimed`: slots the
     // daemon already took; admit() uses them or releases them. All three references must
     // outlive the gate.
     static util::Expected<std::unique_ptr<RolloutGate>>

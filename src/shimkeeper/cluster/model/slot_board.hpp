@@ -1,7 +1,7 @@
-// The rollout slot Leases as this agent sees them, fed by the watch on the agent namespace's
-// Leases that every agent keeps anyway for the coordinator election (coordinator.hpp), so waiting
-// for a slot costs no request and no extra watch. Each version of a Lease is stamped with when it
-// was first seen here (expiry is judged on this clock, never the writer's).
+// The rollout slot Leases as a watch delivers them: the coordinator's watch on the agent
+// namespace's Leases (all slots, and its election Lease), or an agent's on the slots granted to
+// it (slot_grant.hpp). Each version of a Lease is stamped with when it was first seen here
+// (expiry is judged on this clock, never the writer's).
 //
 // Without a watch (`shimkeeper apply`, `status`), `from_list` builds a board from one list, every
 // Lease stamped as seen now. Never from its renewTime: that is the writer's clock, and a host 20 s
