@@ -127,7 +127,8 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     if (watches != nullptr) {
         watches->wait_for(
             *gate ? (*gate)->waiting_for()
-                  : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{});
+                  : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{},
+            *gate ? (*gate)->held_shims() : std::set<std::string>{});
     }
     report_metrics(ctx, outcome, clock);
     auto state = ctx.store.load_state();

@@ -43,8 +43,12 @@ util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterS
 
 AgentWatches::~AgentWatches() = default;
 
-void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims) {
+void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims,
+                            const std::set<std::string>& held) {
     m_waiting = std::move(shims);
+    for (const std::string& shim : held) {
+        m_asked_since.erase(shim);
+    }
     claim_granted_slots(); // a grant seen during the reconcile is taken now, not at the next one
 }
 
@@ -84,12 +88,15 @@ void AgentWatches::claim_granted_slots() {
         SlotKeeper keeper(*m_slot_client, m_namespace, m_node_name, k_slot_lease_duration);
         auto taken = keeper.take(*target, decision);
         if (!taken) {
-            // The grant expires and the coordinator grants again; the drift check looks too.
+            // The reconcile tries the grant again; should it run out meanwhile, this request is
+            // served (slot_grant.hpp), so the next one asks anew.
             m_log.warning("rollout: " + taken.error().message());
+            m_asked_since.erase(shim);
+            m_wake_now = true;
         } else if (*taken) {
-            m_log.info("rollout: took granted slot " +
-                           model::slot_lease_name(shim, decision.index) + " for Shim/" + shim +
-                           " generation " + std::to_string(target->generation),
+            m_log.info("rollout: took slot " + model::slot_lease_name(shim, decision.index) +
+                           " for Shim/" + shim + " generation " +
+                           std::to_string(target->generation) + ", granted by the coordinator",
                        {.shim = shim});
             m_claimed[shim] = ClaimedSlot{std::move(**taken), now};
             m_wake_now = true;

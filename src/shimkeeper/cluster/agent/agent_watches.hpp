@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -51,7 +52,10 @@ public:
     // the coordinator for them (requests(), sent with the Node report) and takes a slot the
     // coordinator grants as soon as its Lease reaches this node's watch: one request, and only
     // then does the daemon wake (take_urgent), with the slot already held.
-    void wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims);
+    // `held`: Shims the reconcile held a slot for; waiting for one of them again is a new
+    // request (the coordinator does not grant a request again once its slot went).
+    void wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims,
+                  const std::set<std::string>& held = {});
     // What this node asks for, for the Node report: each waited-for Shim generation, with when
     // this daemon first asked (a daemon started again asks anew, slot_grant.hpp).
     model::SlotRequests requests();

@@ -210,6 +210,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
 // too old to trust) goes back at once rather than blocking others until it expires.
 void RolloutGate::release_unclaimed(SlotKeeper& keeper) {
     for (const auto& [shim, claimed] : m_claimed) {
+        m_held_shims.insert(shim);
         const std::string slot = kubeapi::name_of(claimed.held.lease);
         if (auto released = keeper.release(claimed.held); !released) {
             m_log.warning("rollout: " + released.error().message());
@@ -279,6 +280,7 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
     const bool ok = outcome && outcome->exit_code() == 0;
     const std::set<std::string> halting = shims_to_halt(outcome, m_refused_about);
     for (const HeldSlot& held : m_held) {
+        m_held_shims.insert(held.target.shim);
         const std::string slot = kubeapi::name_of(held.lease);
         const std::string what =
             "Shim/" + held.target.shim + " generation " + std::to_string(held.target.generation);

@@ -101,6 +101,9 @@ public:
     const std::map<std::string, std::optional<model::RolloutTarget>>& waiting_for() const {
         return m_waiting_for;
     }
+    // The Shims this gate held a slot for (after finish(): whatever became of them). A node
+    // that waits for one of them again asks anew (slot_grant.hpp).
+    const std::set<std::string>& held_shims() const { return m_held_shims; }
     // Makes `node`'s before_change (kept) also refuse a transaction that would pass its point
     // of no return without a fresh slot for every Shim it holds one for, and hears what a
     // refusal is about (Node::refused_about).
@@ -124,6 +127,7 @@ private:
     std::map<std::string, std::string> m_waiting;
     std::map<std::string, std::optional<model::RolloutTarget>> m_waiting_for;
     std::vector<HeldSlot> m_held;
+    std::set<std::string> m_held_shims;
     std::vector<std::string> m_refused_about;
     std::unique_ptr<SlotRenewal> m_renewal;
 };

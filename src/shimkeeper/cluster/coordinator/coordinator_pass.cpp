@@ -262,32 +262,39 @@ void CoordinatorPass::reclaim_slots() {
         ++m_outcome.writes;
         m_freed.insert(slot.lease.name);
         m_log.info("coordinator: freed rollout slot Lease " + slot.lease.name + ": " + *why);
-        if (model::never_taken(slot.lease)) {
-            decline_if_never_taken(slot.lease);
-        }
     }
 }
 
-// A grant that ran out before its node wrote it: that node's daemon is down or cannot reach the
-// API server. Its request is not granted again while it stands (a daemon that starts asks anew).
-void CoordinatorPass::decline_if_never_taken(const model::SlotLease& lease) {
-    const auto node = m_view->nodes.find(lease.holder);
-    if (node == m_view->nodes.end()) {
-        return;
+// A request is served once a slot of its node for its Shim goes, whatever became of it: released
+// after the node's transaction (its Node report, which drops or renews the request, may come a
+// moment later: granting again in between would hand it a slot it never takes), or freed because
+// the node stopped renewing it or never took it (its daemon is down). A node that waits again
+// asks anew (a new `since`), which a declined entry does not match.
+void CoordinatorPass::decline_served_requests(
+    const std::vector<model::SlotSeen>& slots,
+    const std::map<std::string, model::SlotRequests>& requests) {
+    std::map<std::string, std::pair<std::string, std::string>> now_held;
+    for (const model::SlotSeen& slot : slots) {
+        if (!slot.lease.holder.empty() && !slot.lease.shim.empty()) {
+            now_held[slot.lease.name] = {slot.lease.holder, slot.lease.shim};
+        }
     }
-    const auto text = node->second.shim_annotations.find(model::k_slot_requests_key);
-    if (text == node->second.shim_annotations.end()) {
-        return;
+    for (const auto& [name, holder] : m_view->held) {
+        const auto& [node, shim] = holder;
+        const auto still = now_held.find(name);
+        if (still != now_held.end() && still->second == holder) {
+            continue;
+        }
+        const auto asked = requests.find(node);
+        if (asked == requests.end()) {
+            continue;
+        }
+        const auto request = asked->second.find(shim);
+        if (request != asked->second.end()) {
+            m_view->declined.push_back({node, shim, request->second});
+        }
     }
-    const model::SlotRequests requests = model::slot_requests_of(text->second);
-    const auto request = requests.find(lease.shim);
-    if (request == requests.end()) {
-        return;
-    }
-    m_view->declined.push_back({lease.holder, lease.shim, request->second});
-    m_log.warning("coordinator: node " + lease.holder + " did not take rollout slot " +
-                  lease.name + " within its lease; no more grants for its request of Shim/" +
-                  lease.shim + " until it asks again");
+    m_view->held = std::move(now_held);
 }
 
 void CoordinatorPass::grant_slots() {
@@ -316,6 +323,7 @@ void CoordinatorPass::grant_slots() {
             }
         }
     }
+    decline_served_requests(slots, requests);
     std::erase_if(m_view->declined, [&](const model::Declined& declined) {
         const auto node = requests.find(declined.node);
         if (node == requests.end()) {

@@ -50,14 +50,16 @@ struct ClusterView {
     bool slots_synced = false;
     std::string ns; // the agent namespace, where the slot Leases live
     // Kept across passes of one term (slot_grant.hpp): grants made whose Lease the watch has not
-    // shown yet (a pass must not grant their name or their node again), and requests whose
-    // grant expired untaken.
+    // shown yet (a pass must not grant their name or their node again), the requests whose slot
+    // went (served: released, or reclaimed from a node that stopped renewing or never took it)
+    // and the slots held at the last pass, to tell when one goes.
     struct PendingGrant {
         model::SlotGrant grant;
         std::chrono::steady_clock::time_point at;
     };
     std::vector<PendingGrant> pending_grants;
     std::vector<model::Declined> declined;
+    std::map<std::string, std::pair<std::string, std::string>> held; // slot -> (node, Shim)
 };
 
 struct PassOutcome {
@@ -82,7 +84,8 @@ private:
     void remove_orphans();
     void reclaim_slots();
     void grant_slots();
-    void decline_if_never_taken(const model::SlotLease& lease);
+    void decline_served_requests(const std::vector<model::SlotSeen>& slots,
+                                 const std::map<std::string, model::SlotRequests>& requests);
     nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,
                                 nlohmann::json status);
     bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);

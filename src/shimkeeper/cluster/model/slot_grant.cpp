@@ -100,18 +100,9 @@ std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
     return out;
 }
 
-bool never_taken(const SlotLease& lease) {
-    const json::json_pointer where("/metadata/annotations");
-    return lease.object.contains(where) && lease.object.at(where).is_object() &&
-           lease.object.at(where).contains(k_slot_granted_key);
-}
-
 json granted_slot_lease(const SlotGrant& grant, std::chrono::seconds duration,
                         const std::string& now_micro) {
-    json lease =
-        slot_lease_for(grant.target, grant.index, grant.node, duration, now_micro, nullptr);
-    lease["metadata"]["annotations"][k_slot_granted_key] = now_micro;
-    return lease;
+    return slot_lease_for(grant.target, grant.index, grant.node, duration, now_micro, nullptr);
 }
 
 SlotDecision decide_granted_slot(const std::vector<SlotSeen>& own, const RolloutTarget& target,

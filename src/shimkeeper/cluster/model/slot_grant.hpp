@@ -4,7 +4,11 @@
 // anyway, creates the slot Lease `<shim>-slot-<i>` with that node as holder and labelled with it;
 // each agent watches only the Leases labelled with its own name and takes a granted slot by
 // writing it (a renewal at the version granted), from where everything is as before: renewals,
-// the freshness gate, release, failure marking (slot_keeper.hpp, rollout_gate.hpp).
+// the freshness gate, release, failure marking (slot_keeper.hpp, rollout_gate.hpp). A request is
+// served once: after a slot of that node for that Shim went, the coordinator grants nothing more
+// for it (a dead daemon would otherwise get every slot freed, each for a lease; a node between
+// its release and its next report would get one it never takes), and a node that waits again
+// asks anew.
 //
 // The bound stays the API server's: a slot is a Lease name below the slot count, and a create of
 // a name that exists fails. A coordinator that grants twice (a failover, a watch that lags behind
@@ -27,16 +31,10 @@ namespace shimkeeper::cluster::model {
 inline constexpr const char* k_slot_requests_key = "shim.containerd.x-k8s.io/slot_requests";
 // On a slot Lease: its holder, so that a node can watch only its own (a label selector).
 inline constexpr const char* k_slot_holder_label = "shim.containerd.x-k8s.io/holder";
-// On a slot Lease the coordinator created, until its holder first writes it (slot_lease_for drops
-// it): a grant that expires still carrying it was never taken, and that request is not granted
-// again (a node whose daemon is down would otherwise get every slot freed, each for a lease
-// duration). A daemon that starts again asks anew, with a new `since`.
-inline constexpr const char* k_slot_granted_key = "shim.containerd.x-k8s.io/granted";
-
 struct SlotRequest {
     std::string uid;
     long generation = 0;
-    std::string since; // when this daemon first asked (RFC 3339): a new daemon asks anew
+    std::string since; // when this daemon began to wait (RFC 3339): each wait asks anew
     bool operator==(const SlotRequest&) const = default;
     bool is_for(const RolloutTarget& target) const {
         return uid == target.uid && generation == target.generation;
@@ -64,7 +62,9 @@ struct SlotGrant {
     std::string node;
 };
 
-// A request whose grant expired untaken, by node: not granted again while it stands.
+// A request that was served (a slot of its node for its Shim went: released, or freed because
+// the node stopped renewing it or never took it): not granted again while the node still says
+// it. A daemon that waits again, or starts again, asks anew with a new `since`.
 struct Declined {
     std::string node;
     std::string shim;
@@ -83,10 +83,7 @@ std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
                                         const std::vector<SlotGrant>& pending,
                                         const std::vector<Declined>& declined);
 
-// The slot a grant's holder never took (it still carries k_slot_granted_key).
-bool never_taken(const SlotLease& lease);
-
-// The Lease that grants `grant`: held by the node, labelled with it, marked granted, renewed now.
+// The Lease that grants `grant`: held by the node, labelled with it, renewed now.
 nlohmann::json granted_slot_lease(const SlotGrant& grant, std::chrono::seconds duration,
                                   const std::string& now_micro);
 

@@ -84,7 +84,6 @@ json slot_lease_for(const RolloutTarget& target, int index, const std::string& h
     annotations[k_slot_uid_key] = target.uid;
     annotations[k_slot_generation_key] = std::to_string(target.generation);
     annotations.erase(k_slot_failed_key);
-    annotations.erase(k_slot_granted_key); // written by its holder: taken (slot_grant.hpp)
     json& labels = metadata["labels"];
     if (!labels.is_object()) {
         labels = json::object();
