@@ -107,6 +107,27 @@ TEST(ClusterSlotGrants, AHaltedGenerationAnotherGenerationOrADeclinedRequestGets
               (Pairs{{"n1", 0}}));
 }
 
+TEST(ClusterSlotGrants, ARequestIsServedOnceItsSlotGoesWhateverBecameOfIt) {
+    const std::map<std::string, SlotRequests> requests = {{"n1", asks()}, {"n2", asks()}};
+    const HeldSlots before = held_slots({slot(0, "n1"), slot(1, "n2")});
+    // n1's slot went (released or freed); n2's is still n2's.
+    const HeldSlots now = held_slots({slot(1, "n2")});
+    const std::vector<Declined> served = served_requests(before, now, requests);
+    ASSERT_EQ(served.size(), 1u);
+    EXPECT_EQ(served[0], (Declined{"n1", "spin", asks().at("spin")}));
+    // So n1 is not granted again while it still shows that request, and is once it asks anew.
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(1, "n2")}, {{"n1", asks()}},
+                                        {}, served)),
+              Pairs{});
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(1, "n2")},
+                                        {{"n1", asks(k_target, "t9")}}, {}, served)),
+              (Pairs{{"n1", 0}}));
+    // A slot taken over by another node serves its old holder's request too.
+    EXPECT_EQ(served_requests(before, held_slots({slot(0, "n3"), slot(1, "n2")}), requests).size(),
+              1u);
+    EXPECT_TRUE(served_requests(before, before, requests).empty());
+}
+
 TEST(ClusterSlotGrants, AGrantIsHeldByTheNodeAndLabelledWithIt) {
     const json lease = granted_slot_lease({k_target, 1, "n1"}, seconds(15), "2026-11-27T04:00:00Z");
     EXPECT_EQ(lease["metadata"]["name"], "spin-slot-1");

@@ -294,6 +294,7 @@ void Coordinator::pass() {
     }
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
     m_view.slots = m_slots.slots();
+    m_view.slot_events = m_slots.events();
     m_view.slots_synced = m_slots.synced();
     m_view.ns = m_settings.ns;
     PassOutcome outcome = runner.run(m_view);
@@ -306,7 +307,12 @@ void Coordinator::pass() {
     if (outcome.errors.empty()) {
         m_failures_in_row = 0;
         // A holder that dies sends no event: look again when its slot runs out unrenewed.
-        if (const auto expiry = model::next_slot_expiry(m_slots.slots())) {
+        auto expiry = model::next_slot_expiry(m_slots.slots());
+        for (const auto& made : m_view.pending_grants) { // a grant the watch never showed
+            const auto until = made.at + model::k_slot_lease_duration;
+            expiry = expiry ? std::min(*expiry, until) : until;
+        }
+        if (expiry) {
             const auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(*expiry - Clock::now());
             arm_pass(std::max(left, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));

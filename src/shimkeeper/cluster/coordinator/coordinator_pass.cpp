@@ -265,38 +265,6 @@ void CoordinatorPass::reclaim_slots() {
     }
 }
 
-// A request is served once a slot of its node for its Shim goes, whatever became of it: released
-// after the node's transaction (its Node report, which drops or renews the request, may come a
-// moment later: granting again in between would hand it a slot it never takes), or freed because
-// the node stopped renewing it or never took it (its daemon is down). A node that waits again
-// asks anew (a new `since`), which a declined entry does not match.
-void CoordinatorPass::decline_served_requests(
-    const std::vector<model::SlotSeen>& slots,
-    const std::map<std::string, model::SlotRequests>& requests) {
-    std::map<std::string, std::pair<std::string, std::string>> now_held;
-    for (const model::SlotSeen& slot : slots) {
-        if (!slot.lease.holder.empty() && !slot.lease.shim.empty()) {
-            now_held[slot.lease.name] = {slot.lease.holder, slot.lease.shim};
-        }
-    }
-    for (const auto& [name, holder] : m_view->held) {
-        const auto& [node, shim] = holder;
-        const auto still = now_held.find(name);
-        if (still != now_held.end() && still->second == holder) {
-            continue;
-        }
-        const auto asked = requests.find(node);
-        if (asked == requests.end()) {
-            continue;
-        }
-        const auto request = asked->second.find(shim);
-        if (request != asked->second.end()) {
-            m_view->declined.push_back({node, shim, request->second});
-        }
-    }
-    m_view->held = std::move(now_held);
-}
-
 void CoordinatorPass::grant_slots() {
     if (!m_view->slots_synced) {
         return;
@@ -308,11 +276,17 @@ void CoordinatorPass::grant_slots() {
             slots.push_back(slot);
         }
     }
+    // A grant counts as pending until the watch has delivered any event of its name since (our
+    // create at least: it may be gone again already, taken and released between two passes),
+    // or, should the watch lag, for a lease at most (a pass is armed for then: coordinator.cpp).
     auto& pending = m_view->pending_grants;
+    const auto events_of = [&](const std::string& name) -> std::uint64_t {
+        const auto found = m_view->slot_events.find(name);
+        return found == m_view->slot_events.end() ? 0 : found->second;
+    };
     std::erase_if(pending, [&](const ClusterView::PendingGrant& made) {
         const std::string name = model::slot_lease_name(made.grant.target.shim, made.grant.index);
-        return now - made.at > model::k_slot_lease_duration ||
-               std::ranges::any_of(slots, [&](const auto& s) { return s.lease.name == name; });
+        return now - made.at > model::k_slot_lease_duration || events_of(name) > made.events;
     });
     std::map<std::string, model::SlotRequests> requests;
     for (const auto& [name, node] : m_view->nodes) {
@@ -323,7 +297,14 @@ void CoordinatorPass::grant_slots() {
             }
         }
     }
-    decline_served_requests(slots, requests);
+    // Served requests (slot_grant.hpp): a slot that went since the last pass, released (the
+    // node's report dropping the request may come a moment later) or freed (its daemon stopped
+    // renewing, or never took it), is not granted to that request again.
+    model::HeldSlots held = model::held_slots(slots);
+    for (auto& served : model::served_requests(m_view->held, held, requests)) {
+        m_view->declined.push_back(std::move(served));
+    }
+    m_view->held = std::move(held);
     std::erase_if(m_view->declined, [&](const model::Declined& declined) {
         const auto node = requests.find(declined.node);
         if (node == requests.end()) {
@@ -370,7 +351,7 @@ void CoordinatorPass::grant_slots() {
             continue;
         }
         ++m_outcome.writes;
-        pending.push_back({grant, now});
+        pending.push_back({grant, now, events_of(name)});
         m_log.info("coordinator: granted rollout slot " + name + " of Shim/" + grant.target.shim +
                    " generation " + std::to_string(grant.target.generation) + " to node " +
                    grant.node);

@@ -53,13 +53,15 @@ struct ClusterView {
     // shown yet (a pass must not grant their name or their node again), the requests whose slot
     // went (served: released, or reclaimed from a node that stopped renewing or never took it)
     // and the slots held at the last pass, to tell when one goes.
+    std::map<std::string, std::uint64_t> slot_events; // SlotBoard::events() at the pass
     struct PendingGrant {
         model::SlotGrant grant;
         std::chrono::steady_clock::time_point at;
+        std::uint64_t events = 0; // slot_events of its name when it was made
     };
     std::vector<PendingGrant> pending_grants;
     std::vector<model::Declined> declined;
-    std::map<std::string, std::pair<std::string, std::string>> held; // slot -> (node, Shim)
+    model::HeldSlots held;
 };
 
 struct PassOutcome {
@@ -84,8 +86,6 @@ private:
     void remove_orphans();
     void reclaim_slots();
     void grant_slots();
-    void decline_served_requests(const std::vector<model::SlotSeen>& slots,
-                                 const std::map<std::string, model::SlotRequests>& requests);
     nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,
                                 nlohmann::json status);
     bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);

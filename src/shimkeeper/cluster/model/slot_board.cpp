@@ -55,6 +55,7 @@ void SlotBoard::apply(const kubeapi::WatchEvent& event) {
         std::set<std::string> present;
         for (const json& lease : event.items) {
             present.insert(kubeapi::name_of(lease));
+            ++m_events[kubeapi::name_of(lease)];
             put(lease, now);
         }
         for (auto it = m_slots.begin(); it != m_slots.end();) {
@@ -63,6 +64,7 @@ void SlotBoard::apply(const kubeapi::WatchEvent& event) {
                 continue;
             }
             const std::string shim = it->lease.shim;
+            ++m_events[it->lease.name];
             it = m_slots.erase(it);
             if (m_listener) {
                 m_listener(shim, true);
@@ -73,10 +75,12 @@ void SlotBoard::apply(const kubeapi::WatchEvent& event) {
     }
     case kubeapi::WatchEvent::Kind::added:
     case kubeapi::WatchEvent::Kind::modified:
+        ++m_events[kubeapi::name_of(event.object)];
         put(event.object, now);
         break;
     case kubeapi::WatchEvent::Kind::deleted: {
         const std::string name = kubeapi::name_of(event.object);
+        ++m_events[name];
         auto found = find(name);
         if (found != m_slots.end() && found->lease.name == name) {
             const std::string shim = found->lease.shim;

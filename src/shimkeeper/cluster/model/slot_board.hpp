@@ -14,7 +14,9 @@
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/watch_state.hpp"
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,12 +39,17 @@ public:
     // 50 slots copied per event was a tenth of a waiting agent's CPU at 200 agents.
     const std::vector<SlotSeen>& slots() const { return m_slots; }
     void set_listener(Listener listener) { m_listener = std::move(listener); }
+    // How many watch events (added, modified, deleted, relisted) each Lease name has had: a
+    // count that grew since a write says the watch has delivered that write, even when the
+    // Lease is already gone again.
+    const std::map<std::string, std::uint64_t>& events() const { return m_events; }
 
 private:
     void put(const nlohmann::json& lease, std::chrono::steady_clock::time_point seen);
     std::vector<SlotSeen>::iterator find(const std::string& name);
 
     std::vector<SlotSeen> m_slots; // ordered by Lease name
+    std::map<std::string, std::uint64_t> m_events;
     bool m_synced = false;
     Listener m_listener;
 };

@@ -52,6 +52,36 @@ std::string holder_label_value(const std::string& node) {
     return "h-" + util::sha256_hex(node).substr(0, 40);
 }
 
+HeldSlots held_slots(const std::vector<SlotSeen>& slots) {
+    HeldSlots out;
+    for (const SlotSeen& slot : slots) {
+        if (!slot.lease.holder.empty() && !slot.lease.shim.empty()) {
+            out[slot.lease.name] = {slot.lease.holder, slot.lease.shim};
+        }
+    }
+    return out;
+}
+
+std::vector<Declined> served_requests(const HeldSlots& before, const HeldSlots& now,
+                                      const std::map<std::string, SlotRequests>& requests) {
+    std::vector<Declined> out;
+    for (const auto& [name, holder] : before) {
+        const auto still = now.find(name);
+        if (still != now.end() && still->second == holder) {
+            continue;
+        }
+        const auto& [node, shim] = holder;
+        const auto asked = requests.find(node);
+        if (asked == requests.end()) {
+            continue;
+        }
+        if (const auto request = asked->second.find(shim); request != asked->second.end()) {
+            out.push_back({node, shim, request->second});
+        }
+    }
+    return out;
+}
+
 std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
                                         const std::vector<SlotSeen>& slots,
                                         const std::map<std::string, SlotRequests>& requests,

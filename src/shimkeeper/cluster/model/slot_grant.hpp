@@ -72,6 +72,15 @@ struct Declined {
     bool operator==(const Declined&) const = default;
 };
 
+// The slots held, by Lease name: holder and Shim.
+using HeldSlots = std::map<std::string, std::pair<std::string, std::string>>;
+HeldSlots held_slots(const std::vector<SlotSeen>& slots);
+
+// The requests served between two looks: for each slot held in `before` that is gone from `now`
+// (or held by another node), its node's request for that Shim as `requests` has it now.
+std::vector<Declined> served_requests(const HeldSlots& before, const HeldSlots& now,
+                                      const std::map<std::string, SlotRequests>& requests);
+
 // What to grant now. For each target that is not halted: the indexes below its slot count with
 // no Lease of that name (in `slots`, or in `pending`: grants made but not yet seen on the
 // watch), each to a node whose request names this uid and generation, that holds no slot of the
