@@ -107,25 +107,23 @@ TEST(ClusterSlotGrants, AHaltedGenerationAnotherGenerationOrADeclinedRequestGets
               (Pairs{{"n1", 0}}));
 }
 
-TEST(ClusterSlotGrants, ARequestIsServedOnceItsSlotGoesWhateverBecameOfIt) {
-    const std::map<std::string, SlotRequests> requests = {{"n1", asks()}, {"n2", asks()}};
-    const HeldSlots before = held_slots({slot(0, "n1"), slot(1, "n2")});
+TEST(ClusterSlotGrants, AGrantedRequestIsServedOnceItsSlotGoesWhateverBecameOfIt) {
+    const Grants granted = {{"spin-slot-0", {"n1", "spin", asks().at("spin")}},
+                            {"spin-slot-1", {"n2", "spin", asks().at("spin")}}};
     // n1's slot went (released or freed); n2's is still n2's.
-    const HeldSlots now = held_slots({slot(1, "n2")});
-    const std::vector<Declined> served = served_requests(before, now, requests);
-    ASSERT_EQ(served.size(), 1u);
-    EXPECT_EQ(served[0], (Declined{"n1", "spin", asks().at("spin")}));
-    // So n1 is not granted again while it still shows that request, and is once it asks anew.
+    EXPECT_EQ(gone_grants(granted, {slot(1, "n2")}, {}), std::vector<std::string>{"spin-slot-0"});
+    // Taken over by another node: gone for n1 too. Not yet on the watch: not gone.
+    EXPECT_EQ(gone_grants(granted, {slot(0, "n3"), slot(1, "n2")}, {}),
+              std::vector<std::string>{"spin-slot-0"});
+    EXPECT_TRUE(gone_grants(granted, {slot(1, "n2")}, {"spin-slot-0"}).empty());
+    // So n1 is not granted again on that request, and is once it asks anew.
+    const std::vector<Declined> served = {granted.at("spin-slot-0")};
     EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(1, "n2")}, {{"n1", asks()}},
                                         {}, served)),
               Pairs{});
     EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(1, "n2")},
                                         {{"n1", asks(k_target, "t9")}}, {}, served)),
               (Pairs{{"n1", 0}}));
-    // A slot taken over by another node serves its old holder's request too.
-    EXPECT_EQ(served_requests(before, held_slots({slot(0, "n3"), slot(1, "n2")}), requests).size(),
-              1u);
-    EXPECT_TRUE(served_requests(before, before, requests).empty());
 }
 
 TEST(ClusterSlotGrants, AGrantIsHeldByTheNodeAndLabelledWithIt) {

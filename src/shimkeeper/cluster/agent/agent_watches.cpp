@@ -3,7 +3,7 @@
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
-#include "shimkeeper/util/utc_time.hpp"
+#include "shimkeeper/kubeapi/micro_time.hpp"
 
 #include <algorithm>
 
@@ -63,7 +63,7 @@ model::SlotRequests AgentWatches::requests() {
         if (asked != m_asked_since.end() && asked->second.is_for(*target)) {
             request.since = asked->second.since;
         } else {
-            request.since = util::now_rfc3339();
+            request.since = kubeapi::micro_time(std::chrono::system_clock::now());
             m_asked_since[shim] = request;
         }
         out[shim] = std::move(request);

@@ -297,14 +297,17 @@ void CoordinatorPass::grant_slots() {
             }
         }
     }
-    // Served requests (slot_grant.hpp): a slot that went since the last pass, released (the
-    // node's report dropping the request may come a moment later) or freed (its daemon stopped
-    // renewing, or never took it), is not granted to that request again.
-    model::HeldSlots held = model::held_slots(slots);
-    for (auto& served : model::served_requests(m_view->held, held, requests)) {
-        m_view->declined.push_back(std::move(served));
+    // Served requests (slot_grant.hpp): a granted slot that went, released (the node's report
+    // dropping or renewing the request may come a moment later) or freed (its daemon stopped
+    // renewing it, or never took it), is not granted to that same request again.
+    std::set<std::string> not_seen_yet;
+    for (const auto& made : pending) {
+        not_seen_yet.insert(model::slot_lease_name(made.grant.target.shim, made.grant.index));
     }
-    m_view->held = std::move(held);
+    for (const std::string& name : model::gone_grants(m_view->granted, slots, not_seen_yet)) {
+        m_view->declined.push_back(m_view->granted.at(name));
+        m_view->granted.erase(name);
+    }
     std::erase_if(m_view->declined, [&](const model::Declined& declined) {
         const auto node = requests.find(declined.node);
         if (node == requests.end()) {
@@ -352,6 +355,8 @@ void CoordinatorPass::grant_slots() {
         }
         ++m_outcome.writes;
         pending.push_back({grant, now, events_of(name)});
+        m_view->granted[name] = {grant.node, grant.target.shim,
+                                 requests.at(grant.node).at(grant.target.shim)};
         m_log.info("coordinator: granted rollout slot " + name + " of Shim/" + grant.target.shim +
                    " generation " + std::to_string(grant.target.generation) + " to node " +
                    grant.node);

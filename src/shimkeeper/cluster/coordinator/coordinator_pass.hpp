@@ -50,9 +50,9 @@ struct ClusterView {
     bool slots_synced = false;
     std::string ns; // the agent namespace, where the slot Leases live
     // Kept across passes of one term (slot_grant.hpp): grants made whose Lease the watch has not
-    // shown yet (a pass must not grant their name or their node again), the requests whose slot
-    // went (served: released, or reclaimed from a node that stopped renewing or never took it)
-    // and the slots held at the last pass, to tell when one goes.
+    // shown yet (a pass must not grant their name or their node again), every grant until its
+    // slot goes, and the requests served (their slot went: released, or reclaimed from a node
+    // that stopped renewing it or never took it).
     std::map<std::string, std::uint64_t> slot_events; // SlotBoard::events() at the pass
     struct PendingGrant {
         model::SlotGrant grant;
@@ -61,7 +61,7 @@ struct ClusterView {
     };
     std::vector<PendingGrant> pending_grants;
     std::vector<model::Declined> declined;
-    model::HeldSlots held;
+    model::Grants granted; // until their slot went
 };
 
 struct PassOutcome {

@@ -52,31 +52,18 @@ std::string holder_label_value(const std::string& node) {
     return "h-" + util::sha256_hex(node).substr(0, 40);
 }
 
-HeldSlots held_slots(const std::vector<SlotSeen>& slots) {
-    HeldSlots out;
-    for (const SlotSeen& slot : slots) {
-        if (!slot.lease.holder.empty() && !slot.lease.shim.empty()) {
-            out[slot.lease.name] = {slot.lease.holder, slot.lease.shim};
-        }
-    }
-    return out;
-}
-
-std::vector<Declined> served_requests(const HeldSlots& before, const HeldSlots& now,
-                                      const std::map<std::string, SlotRequests>& requests) {
-    std::vector<Declined> out;
-    for (const auto& [name, holder] : before) {
-        const auto still = now.find(name);
-        if (still != now.end() && still->second == holder) {
+std::vector<std::string> gone_grants(const Grants& granted, const std::vector<SlotSeen>& slots,
+                                     const std::set<std::string>& pending) {
+    std::vector<std::string> out;
+    for (const auto& [name, grant] : granted) {
+        if (pending.contains(name)) {
             continue;
         }
-        const auto& [node, shim] = holder;
-        const auto asked = requests.find(node);
-        if (asked == requests.end()) {
-            continue;
-        }
-        if (const auto request = asked->second.find(shim); request != asked->second.end()) {
-            out.push_back({node, shim, request->second});
+        const bool held = std::ranges::any_of(slots, [&](const SlotSeen& slot) {
+            return slot.lease.name == name && slot.lease.holder == grant.node;
+        });
+        if (!held) {
+            out.push_back(name);
         }
     }
     return out;

@@ -5,8 +5,7 @@
 // each agent watches only the Leases labelled with its own name and takes a granted slot by
 // writing it (a renewal at the version granted), from where everything is as before: renewals,
 // the freshness gate, release, failure marking (slot_keeper.hpp, rollout_gate.hpp). A request is
-// served once: after a slot of that node for that Shim went, the coordinator grants nothing more
-// for it (a dead daemon would otherwise get every slot freed, each for a lease; a node between
+// served once: after the slot granted for it went, the coordinator grants nothing more for it (a dead daemon would otherwise get every slot freed, each for a lease; a node between
 // its release and its next report would get one it never takes), and a node that waits again
 // asks anew.
 //
@@ -19,6 +18,7 @@
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -34,7 +34,7 @@ inline constexpr const char* k_slot_holder_label = "shim.containerd.x-k8s.io/hol
 struct SlotRequest {
     std::string uid;
     long generation = 0;
-    std::string since; // when this daemon began to wait (RFC 3339): each wait asks anew
+    std::string since; // when this daemon began to wait (micro time): each wait asks anew
     bool operator==(const SlotRequest&) const = default;
     bool is_for(const RolloutTarget& target) const {
         return uid == target.uid && generation == target.generation;
@@ -62,9 +62,9 @@ struct SlotGrant {
     std::string node;
 };
 
-// A request that was served (a slot of its node for its Shim went: released, or freed because
-// the node stopped renewing it or never took it): not granted again while the node still says
-// it. A daemon that waits again, or starts again, asks anew with a new `since`.
+// A request granted, and, once its slot went (released, or freed because the node stopped
+// renewing it or never took it), served: not granted again while the node still says it. A
+// daemon that waits again, or starts again, asks anew with a new `since`.
 struct Declined {
     std::string node;
     std::string shim;
@@ -72,14 +72,13 @@ struct Declined {
     bool operator==(const Declined&) const = default;
 };
 
-// The slots held, by Lease name: holder and Shim.
-using HeldSlots = std::map<std::string, std::pair<std::string, std::string>>;
-HeldSlots held_slots(const std::vector<SlotSeen>& slots);
+// The grants made, by Lease name: the node and the request granted.
+using Grants = std::map<std::string, Declined>;
 
-// The requests served between two looks: for each slot held in `before` that is gone from `now`
-// (or held by another node), its node's request for that Shim as `requests` has it now.
-std::vector<Declined> served_requests(const HeldSlots& before, const HeldSlots& now,
-                                      const std::map<std::string, SlotRequests>& requests);
+// The grants whose slot went (no longer held by their node in `slots`), skipping those whose
+// Lease the watch has not shown yet (`pending`): their requests are served.
+std::vector<std::string> gone_grants(const Grants& granted, const std::vector<SlotSeen>& slots,
+                                     const std::set<std::string>& pending);
 
 // What to grant now. For each target that is not halted: the indexes below its slot count with
 // no Lease of that name (in `slots`, or in `pending`: grants made but not yet seen on the
