@@ -81,9 +81,9 @@ TEST(ClusterSlotGrants, FreeSlotsGoToAskingNodesInNameOrderAndNoMoreThanTheCount
     // Slot 0 held by n1: only slot 1 is free, and n1 gets no second one.
     EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(0, "n1")}, requests, {}, {})),
               (Pairs{{"n2", 1}}));
-    EXPECT_TRUE(plan_slot_grants({{k_target, false}}, {slot(0, "n1"), slot(1, "n9")}, requests,
-                                 {}, {})
-                    .empty());
+    EXPECT_TRUE(
+        plan_slot_grants({{k_target, false}}, {slot(0, "n1"), slot(1, "n9")}, requests, {}, {})
+            .empty());
 }
 
 TEST(ClusterSlotGrants, AGrantNotYetSeenOnTheWatchIsNeitherGrantedAgainNorItsNode) {
@@ -102,8 +102,8 @@ TEST(ClusterSlotGrants, AHaltedGenerationAnotherGenerationOrADeclinedRequestGets
     const std::vector<Declined> declined = {{"n1", "spin", asks().at("spin")}};
     EXPECT_TRUE(plan_slot_grants({{k_target, false}}, {}, requests, {}, declined).empty());
     // The same node asking anew (its daemon started again) is granted.
-    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {}, {{"n1", asks(k_target, "t2")}},
-                                        {}, declined)),
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {}, {{"n1", asks(k_target, "t2")}}, {},
+                                        declined)),
               (Pairs{{"n1", 0}}));
 }
 
@@ -118,8 +118,8 @@ TEST(ClusterSlotGrants, AGrantedRequestIsServedOnceItsSlotGoesWhateverBecameOfIt
     EXPECT_TRUE(gone_grants(granted, {slot(1, "n2")}, {"spin-slot-0"}).empty());
     // So n1 is not granted again on that request, and is once it asks anew.
     const std::vector<Declined> served = {granted.at("spin-slot-0")};
-    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(1, "n2")}, {{"n1", asks()}},
-                                        {}, served)),
+    EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(1, "n2")}, {{"n1", asks()}}, {},
+                                        served)),
               Pairs{});
     EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {slot(1, "n2")},
                                         {{"n1", asks(k_target, "t9")}}, {}, served)),
@@ -160,10 +160,9 @@ TEST(ClusterSlotGrants, ANodeHoldsItsGrantOrWaitsAndSaysWhy) {
 
 TEST(ClusterSlotGrants, TheHaltMessageComesFromTheShimsRolloutHaltedCondition) {
     json shim = {{"status",
-                  {{"conditions",
-                    json::array({{{"type", "RolloutHalted"},
-                                  {"status", "True"},
-                                  {"message", "node n7 failed"}}})}}}};
+                  {{"conditions", json::array({{{"type", "RolloutHalted"},
+                                                {"status", "True"},
+                                                {"message", "node n7 failed"}}})}}}};
     EXPECT_EQ(rollout_halted_message(shim), "node n7 failed");
     shim["status"]["conditions"][0]["status"] = "False";
     EXPECT_EQ(rollout_halted_message(shim), "");

@@ -139,9 +139,9 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     // failure, so the daemon tries again (with backoff) until the cluster knows.
     util::Expected<void> told;
     if (report) {
-        told = report->after(*desired, outcome, restart, waiting, blocked,
-                             watches != nullptr ? std::optional(watches->requests())
-                                                : std::nullopt);
+        told =
+            report->after(*desired, outcome, restart, waiting, blocked,
+                          watches != nullptr ? std::optional(watches->requests()) : std::nullopt);
     }
     if (!outcome) {
         return failed(outcome.error());

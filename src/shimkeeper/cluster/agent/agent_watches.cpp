@@ -2,8 +2,8 @@
 
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
-#include "shimkeeper/kubeapi/resource.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
+#include "shimkeeper/kubeapi/resource.hpp"
 
 #include <algorithm>
 
@@ -23,14 +23,13 @@ util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterS
         TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
     out->m_slot_client = std::make_unique<kubeapi::Client>(
         TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
-    out->m_slots.set_listener([watches = out.get()](const std::string& shim, bool) {
-        watches->on_slot_change(shim);
-    });
+    out->m_slots.set_listener(
+        [watches = out.get()](const std::string& shim, bool) { watches->on_slot_change(shim); });
     // Only the slot Leases granted to this node (slot_grant.hpp): what other nodes hold is the
     // coordinator's business, and watching it cost every agent every slot event (issue 23).
     kubeapi::WatchSettings own_slots;
-    own_slots.label_selector = std::string(model::k_slot_holder_label) + "=" +
-                               model::holder_label_value(out->m_node_name);
+    own_slots.label_selector =
+        std::string(model::k_slot_holder_label) + "=" + model::holder_label_value(out->m_node_name);
     out->m_lease_watch = std::make_unique<kubeapi::Watch>(
         out->m_lease_client->connection(), *out->m_loop, kubeapi::leases_resource(),
         out->m_namespace, std::move(own_slots),

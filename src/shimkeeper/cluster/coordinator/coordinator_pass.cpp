@@ -342,8 +342,9 @@ void CoordinatorPass::grant_slots() {
             m_outcome.interrupted = true;
             return;
         }
-        json lease = model::granted_slot_lease(grant, model::k_slot_lease_duration,
-                                               kubeapi::micro_time(std::chrono::system_clock::now()));
+        json lease =
+            model::granted_slot_lease(grant, model::k_slot_lease_duration,
+                                      kubeapi::micro_time(std::chrono::system_clock::now()));
         lease["metadata"]["namespace"] = m_view->ns;
         const std::string name = kubeapi::name_of(lease);
         auto created = m_client.create(kubeapi::leases_resource(), m_view->ns, lease);

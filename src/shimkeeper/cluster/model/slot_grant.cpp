@@ -14,9 +14,8 @@ using nlohmann::json;
 std::string format_slot_requests(const SlotRequests& requests) {
     json out = json::object();
     for (const auto& [shim, request] : requests) {
-        out[shim] = {{"uid", request.uid},
-                     {"generation", request.generation},
-                     {"since", request.since}};
+        out[shim] = {
+            {"uid", request.uid}, {"generation", request.generation}, {"since", request.since}};
     }
     return out.dump();
 }

@@ -5,9 +5,9 @@
 // each agent watches only the Leases labelled with its own name and takes a granted slot by
 // writing it (a renewal at the version granted), from where everything is as before: renewals,
 // the freshness gate, release, failure marking (slot_keeper.hpp, rollout_gate.hpp). A request is
-// served once: after the slot granted for it went, the coordinator grants nothing more for it (a dead daemon would otherwise get every slot freed, each for a lease; a node between
-// its release and its next report would get one it never takes), and a node that waits again
-// asks anew.
+// served once: after the slot granted for it went, the coordinator grants nothing more for it (a
+// dead daemon would otherwise get every slot freed, each for a lease; a node between its release
+// and its next report would get one it never takes), and a node that waits again asks anew.
 //
 // The bound stays the API server's: a slot is a Lease name below the slot count, and a create of
 // a name that exists fails. A coordinator that grants twice (a failover, a watch that lags behind
@@ -18,8 +18,8 @@
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 

@@ -116,7 +116,9 @@ std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots
             lease.failed.empty() && index >= 0) {
             return SlotDecision{lease.generation == target.generation ? SlotDecision::Kind::hold
                                                                       : SlotDecision::Kind::take,
-                                index, &slot, {}};
+                                index,
+                                &slot,
+                                {}};
         }
     }
     return std::nullopt;
