@@ -7,6 +7,7 @@
 #include "shimkeeper/containerd/write.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
+#include "unit/child_process.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -45,17 +46,7 @@ public:
         if (m_pid <= 0) {
             return;
         }
-        ::kill(m_pid, SIGTERM);
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        int status = 0;
-        while (::waitpid(m_pid, &status, WNOHANG) == 0) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                ::kill(m_pid, SIGKILL);
-                ::waitpid(m_pid, &status, 0);
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
+        shimkeeper::testing::stop_child(m_pid, std::chrono::seconds(10));
     }
     bool running() const { return m_pid > 0 && ::waitpid(m_pid, nullptr, WNOHANG) == 0; }
 

@@ -2,6 +2,7 @@
 // artifact server (tests/support/artifact_server.py) started on 127.0.0.1 for one test.
 #pragma once
 
+#include "unit/child_process.hpp"
 #include "unit/source_dir.hpp"
 
 #include <chrono>
@@ -141,21 +142,7 @@ public:
     }
     ArtifactServer(const ArtifactServer&) = delete;
     ArtifactServer& operator=(const ArtifactServer&) = delete;
-    ~ArtifactServer() {
-        // Once a server outlived its SIGTERM (polling, the signal gone; cause not found) and the
-        // test hung in waitpid: what does not end within 5 s is killed.
-        ::kill(m_pid, SIGTERM);
-        int status = 0;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        while (::waitpid(m_pid, &status, WNOHANG) == 0) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                ::kill(m_pid, SIGKILL);
-                ::waitpid(m_pid, &status, 0);
-                return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
+    ~ArtifactServer() { shimkeeper::testing::stop_child(m_pid, std::chrono::seconds(5)); }
 
     int port() const { return m_port; }
     std::string url(const std::string& path) const {
