@@ -123,11 +123,14 @@ std::optional<json> node_patch(const NodeShimKeys& current,
                                const std::optional<SlotRequests>& requests) {
     json labels = json::object();
     json annotations = json::object();
-    if (requests && *requests != slot_requests_of(current.slot_requests)) {
-        annotations[k_slot_requests_key] =
-            requests->empty() ? json(nullptr) : json(format_slot_requests(*requests));
-    } else if (requests && requests->empty() && !current.slot_requests.empty()) {
-        annotations[k_slot_requests_key] = nullptr; // malformed: nothing asked, so dropped
+    if (requests) {
+        // None asked: the key goes, even when what it holds does not parse.
+        const bool same = requests->empty() ? current.slot_requests.empty()
+                                            : *requests == slot_requests_of(current.slot_requests);
+        if (!same) {
+            annotations[k_slot_requests_key] =
+                requests->empty() ? json(nullptr) : json(format_slot_requests(*requests));
+        }
     }
     for (const auto& [name, state] : wanted) {
         const bool has_label = current.labels.contains(name);
