@@ -124,7 +124,12 @@ node_up() {
     export NODE_AGENT_CONFIG=$dir/etc/shimkeeper/shimkeeper.toml
     export NODE_STORE_DIR=$dir/var/lib/shimkeeper
     export NODE_SHIMS_D=$dir/etc/shimkeeper/shims.d
-    export NODE_CGROUP_PARENT=/shimkeeper-pods-${dir##*/}
+    # Named after the node's folder and its parent (the test's own temporary folder): scenarios
+    # that run side by side each name their node "node", and a shared cgroup would let one
+    # manager's stop of containerd.service kill the other's containerd.
+    local cgroup_name=${dir%/*}
+    cgroup_name=${cgroup_name##*/}-${dir##*/}
+    export NODE_CGROUP_PARENT=/shimkeeper-pods-$cgroup_name
     export NODE_PAUSE_IMAGE=$k_node_pause_image
     export XDG_RUNTIME_DIR=$dir/xdg-run
     export XDG_CONFIG_HOME=$dir/xdg-config
@@ -148,7 +153,8 @@ node_up() {
         node_log "dbus-daemon did not create $XDG_RUNTIME_DIR/bus; see $dir/log/dbus.log"
         return 1
     }
-    mapfile -t NODE_MANAGER_CGROUPS < <(node_cgroup_dirs "shimkeeper-node-${dir##*/}")
+    mapfile -t NODE_MANAGER_CGROUPS < <(node_cgroup_dirs "shimkeeper-node-$cgroup_name")
+    node_refuse_busy_cgroups || return 1
     node_start_systemd
     if ! node_wait_for 20 node_manager_ready_or_dead || ! node_manager_ready; then
         node_log "systemd --user did not come up; see $dir/log/systemd.log"

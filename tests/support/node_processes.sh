@@ -16,6 +16,22 @@ node_cgroup_dirs() {
     done </proc/self/cgroup
 }
 
+# Fails, naming it, when a cgroup the manager would run in already holds processes: another node's
+# manager, whose units would then share this one's cgroups.
+node_refuse_busy_cgroups() {
+    local procs
+    # cgroupfs reports every file as empty to stat, so read them.
+    while IFS= read -r procs; do
+        if [[ -n $(<"$procs") ]]; then
+            node_log "cgroup ${procs%/*} already has processes (another test node?); refusing to share it"
+            # They are the other node's: node_down leaves them alone.
+            NODE_MANAGER_CGROUPS=()
+            NODE_CGROUP_PARENT=
+            return 1
+        fi
+    done < <(find "${NODE_MANAGER_CGROUPS[@]}" -name cgroup.procs 2>/dev/null || true)
+}
+
 # Runs the user manager in a cgroup of its own: started in the root cgroup, systemd would
 # adopt and move every process there (the machine's own PID 1 included) into its init.scope.
 node_start_systemd() {
@@ -56,6 +72,7 @@ node_kill_tasks() {
 # Removes the cgroup trees of the manager and of our containers, innermost first.
 node_remove_cgroups() {
     local root
+    [[ -n ${NODE_CGROUP_PARENT:-} ]] || return 0
     for root in /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" \
         /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}" "${NODE_MANAGER_CGROUPS[@]}"; do
         [[ -d $root ]] || continue
