@@ -89,7 +89,7 @@ rollout_start_agent() {
             linger="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then sleep $ROLLOUT_LINGER; fi"
         env=("SHIMKEEPER_FAULT_RUN=*:echo \"$node \$SHIMKEEPER_FAULT_STEP \$(date +%s.%N)\" >>'$ROLLOUT_STEPS'$linger")
     fi
-    env "${env[@]}" "$SHIMKEEPER" --root "$T/roots/$node" run --no-restart \
+    env "${env[@]}" "$SHIMKEEPER" --root "$T/roots/$node" --log-level debug run --no-restart \
         --status-file /run/status.json >>"$T/roots/$node.log" 2>&1 &
     ROLLOUT_PIDS[$node]=$!
     sk_track $!

@@ -23,18 +23,7 @@ util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterS
         TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
     out->m_slot_client = std::make_unique<kubeapi::Client>(
         TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
-    out->m_slots.set_listener(
-        [watches = out.get()](const std::string& shim, bool) { watches->on_slot_change(shim); });
-    // Only the slot Leases granted to this node (slot_grant.hpp): what other nodes hold is the
-    // coordinator's business, and watching it cost every agent every slot event (issue 23).
-    kubeapi::WatchSettings own_slots;
-    own_slots.label_selector =
-        std::string(model::k_slot_holder_label) + "=" + model::holder_label_value(out->m_node_name);
-    out->m_lease_watch = std::make_unique<kubeapi::Watch>(
-        out->m_lease_client->connection(), *out->m_loop, kubeapi::leases_resource(),
-        out->m_namespace, std::move(own_slots),
-        [watches = out.get()](const kubeapi::WatchEvent& event) { watches->m_slots.apply(event); });
-    TRY(out->m_lease_watch->start());
+    TRY(out->open_slot_watch());
     // Arms the loop's timers so that its fd becomes readable when the first one is due.
     TRY(out->m_loop->dispatch_pending());
     return out;
@@ -42,13 +31,71 @@ util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterS
 
 AgentWatches::~AgentWatches() = default;
 
+util::Expected<void> AgentWatches::open_slot_watch() {
+    m_close_armed = false; // a close planned already finds the watch busy, and does nothing
+    if (m_lease_watch) {
+        return {};
+    }
+    m_slots = model::SlotBoard{};
+    m_slots.set_listener([this](const std::string& shim, bool) { on_slot_change(shim); });
+    // Only the slot Leases granted to this node (slot_grant.hpp): what other nodes hold is the
+    // coordinator's business, and watching it cost every agent every slot event (issue 23).
+    kubeapi::WatchSettings own_slots;
+    own_slots.label_selector =
+        std::string(model::k_slot_holder_label) + "=" + model::holder_label_value(m_node_name);
+    auto watch = std::make_unique<kubeapi::Watch>(
+        m_lease_client->connection(), *m_loop, kubeapi::leases_resource(), m_namespace,
+        std::move(own_slots), [this](const kubeapi::WatchEvent& event) { m_slots.apply(event); });
+    TRY(watch->start());
+    m_lease_watch = std::move(watch);
+    m_log.debug("cluster watches: watching this node's rollout slots");
+    return {};
+}
+
+bool AgentWatches::slot_watch_idle() const {
+    const bool waiting =
+        std::ranges::any_of(m_waiting, [](const auto& w) { return w.second.has_value(); });
+    return m_lease_watch && m_slots.synced() && !waiting && m_claimed.empty() &&
+           m_slots.slots().empty();
+}
+
+void AgentWatches::close_slot_watch_when_idle() {
+    if (!slot_watch_idle() || m_close_armed) {
+        return; // busy (the timer, if armed, looks again), or armed already
+    }
+    // Not at once: a grant made for a request this node has just dropped (its Node report not
+    // yet read by the coordinator) still reaches it, and a node that asks again soon keeps it.
+    auto timer = m_loop->after(k_slot_watch_grace, [this] {
+        // m_close_timer is this callback's source: replaced later, not here.
+        m_close_armed = false;
+        if (slot_watch_idle()) {
+            m_lease_watch.reset();
+            m_slots = model::SlotBoard{};
+            m_log.debug("cluster watches: no rollout slot waited for or held: the watch on "
+                        "them closed");
+        }
+    });
+    if (timer) {
+        m_close_timer = std::move(*timer);
+        m_close_armed = true;
+    } else {
+        m_log.warning("cluster watches: " + timer.error().message());
+    }
+}
+
 void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims,
                             const std::set<std::string>& held) {
     m_waiting = std::move(shims);
     for (const std::string& shim : held) {
         m_asked_since.erase(shim);
     }
+    if (std::ranges::any_of(m_waiting, [](const auto& w) { return w.second.has_value(); })) {
+        if (auto opened = open_slot_watch(); !opened) {
+            m_log.warning("cluster watches: " + opened.error().message());
+        }
+    }
     claim_granted_slots(); // a grant seen during the reconcile is taken now, not at the next one
+    close_slot_watch_when_idle();
 }
 
 model::SlotRequests AgentWatches::requests() {
@@ -128,6 +175,7 @@ bool AgentWatches::dispatch() {
         m_last_problem = problem;
     }
     const bool changed = m_watch->take_changed();
+    close_slot_watch_when_idle();
     return changed || back_in_sync || m_wake_now;
 }
 

@@ -24,6 +24,11 @@
 
 namespace shimkeeper::cluster::agent {
 
+// How long the slot watch stays open after the node stopped needing it: a node that asks again at
+// once (its next reconcile, a new generation) keeps it rather than listing anew. A grant that
+// comes later for a request dropped meanwhile is freed by the coordinator (never taken).
+inline constexpr std::chrono::seconds k_slot_watch_grace{5};
+
 class AgentWatches {
 public:
     // An Error when the watches cannot be set up at all.
@@ -46,7 +51,8 @@ public:
     // The Node the watches were set up for, and where that name came from.
     const std::string& node_name() const { return m_node_name; }
     const std::string& node_name_origin() const { return m_node_name_origin; }
-    // The rollout slots granted to this node, as the Lease watch holds them.
+    // The rollout slots granted to this node, as the Lease watch holds them; not synced while
+    // that watch is closed (nothing waited for or held) or starting.
     const model::SlotBoard& slots() const { return m_slots; }
     // The Shims the last reconcile could not take a slot for (rollout_gate.hpp). This node asks
     // the coordinator for them (requests(), sent with the Node report) and takes a slot the
@@ -84,6 +90,15 @@ private:
 
     void on_slot_change(const std::string& shim);
     void claim_granted_slots();
+    // The slot watch is open only while this node waits for a slot, holds one or has one
+    // granted: an idle agent keeps two watches (Shims, its Node), not three (issue 23). It is
+    // opened at start (a slot held from before a restart), and closed k_slot_watch_grace after
+    // it went idle.
+    util::Expected<void> open_slot_watch();
+    bool slot_watch_idle() const;
+    void close_slot_watch_when_idle();
+    kubeapi::SdSource m_close_timer;
+    bool m_close_armed = false;
 };
 
 } // namespace shimkeeper::cluster::agent

@@ -138,14 +138,17 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     if (needs.empty()) {
         return desired;
     }
-    // The daemon's watched slots; otherwise (apply, or a watch not synced yet) one list, read
-    // only now that a Shim needs a slot. An API server that does not answer holds every slotted
+    // The daemon takes only slots granted to it, from its watch of them (slot_grant.hpp); while
+    // that watch is closed (idle) or starting, every slotted change waits for it, and the daemon
+    // opens it (agent_watches.hpp). `apply` reads one list, only now that a Shim needs a slot,
+    // and takes a free slot itself. An API server that does not answer holds every slotted
     // change back (below).
     std::vector<model::SlotSeen> slots;
-    const bool granted = m_watched != nullptr && m_watched->synced();
-    if (granted) {
-        slots = m_watched->slots(); // this node's own (slot_grant.hpp)
-    } else if (reading.live) {
+    const bool granted = m_watched != nullptr;
+    const bool watch_ready = granted && m_watched->synced();
+    if (watch_ready) {
+        slots = m_watched->slots(); // this node's own
+    } else if (!granted && reading.live) {
         slots = TRY(model::read_slot_board(m_client, m_cluster.settings().namespace_name)).slots();
     }
     const unsigned start = slot_search_start(me);
@@ -159,6 +162,8 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
             m_waiting[need.shim] = "the API server does not answer: no rollout slot can be taken";
         } else if (!need.target) {
             m_waiting[need.shim] = need.why_unresolved;
+        } else if (granted && !watch_ready) {
+            m_waiting[need.shim] = "waiting for the watch on this node's rollout slots to sync";
         } else {
             const ShimSeen* shim = reading.find(need.shim);
             const model::SlotDecision decision =

@@ -81,8 +81,9 @@ class RolloutGate {
 public:
     // nullptr when the cluster was not read. `watched`: the slots granted to this node (the
     // daemon's own-slot watch, slot_grant.hpp): admit() holds only those and otherwise waits for
-    // a grant; nullptr (apply) or not synced yet: admit() lists every slot once, if any Shim
-    // needs one, and may create a free one itself. `claimed`: slots the
+    // a grant (also while that watch is closed or not synced yet: the daemon opens it for what
+    // waits); nullptr (apply): admit() lists every slot once, if any Shim needs one, and may
+    // create a free one itself. `claimed`: slots the
     // daemon already took; admit() uses them or releases them. All three references must
     // outlive the gate.
     static util::Expected<std::unique_ptr<RolloutGate>>

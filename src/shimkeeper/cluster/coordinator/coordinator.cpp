@@ -74,6 +74,17 @@ Coordinator::Coordinator(kubeapi::CurlEventLoop& loop, kubeapi::Client& client,
     m_slots.set_listener([this](const std::string& shim, bool may_free) {
         if (m_leading) {
             on_change();
+            if (may_free && views_synced() && !m_grant_armed) {
+                // Zero delay: the loop runs it after the events already read, so the slots that
+                // went in one read are granted in one go.
+                if (auto timer =
+                        m_loop.after(std::chrono::milliseconds(0), [this] { grant_pass(); })) {
+                    m_grant_timer = std::move(*timer);
+                    m_grant_armed = true;
+                } else {
+                    m_log.error("coordinator: " + timer.error().message());
+                }
+            }
         }
         if (m_slot_listener) {
             m_slot_listener(shim, may_free);
@@ -258,11 +269,13 @@ void Coordinator::end_term(const std::string& why) {
     m_pass_armed = false;
     m_pass_owed = false;
     m_pass_timer.reset();
+    m_grant_armed = false;
+    m_grant_timer.reset();
     m_failures_in_row = 0;
 }
 
 void Coordinator::on_change() {
-    if (m_shims_synced && m_nodes_synced && m_classes_synced) {
+    if (views_synced()) {
         arm_pass(m_settings.settle);
     }
 }
@@ -293,10 +306,7 @@ void Coordinator::pass() {
         return;
     }
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
-    m_view.slots = m_slots.slots();
-    m_view.slot_events = m_slots.events();
-    m_view.slots_synced = m_slots.synced();
-    m_view.ns = m_settings.ns;
+    load_slots_into_view();
     PassOutcome outcome = runner.run(m_view);
     m_stats.writes += outcome.writes;
     if (outcome.interrupted) {
@@ -324,6 +334,25 @@ void Coordinator::pass() {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     arm_pass(kubeapi::retry_backoff(m_failures_in_row, m_settings.backoff_initial,
                                     m_settings.backoff_max, unit(m_rng)));
+}
+
+void Coordinator::load_slots_into_view() {
+    m_view.slots = m_slots.slots();
+    m_view.slot_events = m_slots.events();
+    m_view.slots_synced = m_slots.synced();
+    m_view.ns = m_settings.ns;
+}
+
+void Coordinator::grant_pass() {
+    m_grant_armed = false; // m_grant_timer is this callback's source: replaced later, not here
+    if (!still_leading() || !views_synced()) {
+        return; // the next full pass grants
+    }
+    CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
+    load_slots_into_view();
+    // A failed grant needs no retry of its own: the slot's event also armed a full pass
+    // (on_change), which grants too and owns the backoff.
+    m_stats.writes += runner.run_grants(m_view).writes;
 }
 
 util::Expected<void> Coordinator::release() {

@@ -12,6 +12,9 @@
 //     annotations only, so a kubelet heartbeat is no change) and RuntimeClasses; any change
 //     arms one pass `settle` later (changes in between join it); the first pass waits until
 //     all three watches have their first snapshot, so no status is computed from half a view;
+//   - a slot Lease that goes (released or deleted) runs the pass's grant step alone at once, so
+//     a waiting node gets the slot one watch event after it frees, not `settle` plus a whole
+//     pass of status writes later (issue 23);
 //   - a pass with failed writes is run again after a growing, jittered backoff;
 //   - leadership lost (a round finds another holder, or no renewal within renew_deadline):
 //     the watches and the view are dropped at once and nothing more is written; a pass in
@@ -86,6 +89,9 @@ private:
     void on_change();
     void arm_pass(std::chrono::milliseconds delay);
     void pass();
+    void grant_pass();
+    bool views_synced() const { return m_shims_synced && m_nodes_synced && m_classes_synced; }
+    void load_slots_into_view();
     bool still_leading() const;
     void report_watch_problems();
 
@@ -102,7 +108,9 @@ private:
     kubeapi::SdSource m_round_timer;
     kubeapi::SdSource m_pass_timer;
     bool m_pass_armed = false;
-    bool m_pass_owed = false; // a pass was skipped or cut short while the renewal was late
+    bool m_pass_owed = false;        // a pass was skipped or cut short while the renewal was late
+    kubeapi::SdSource m_grant_timer; // a grant pass: a slot went (pass() grants too)
+    bool m_grant_armed = false;
     std::chrono::steady_clock::time_point m_pass_due;
     unsigned m_failures_in_row = 0;
     bool m_round_failing = false; // log an unreachable API server once, not every round

@@ -63,7 +63,19 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
         reclaim_slots();
     }
     if (m_leading()) {
-        grant_slots();
+        grant_slots(" (in a pass)");
+    }
+    return m_outcome;
+}
+
+PassOutcome CoordinatorPass::run_grants(ClusterView& view) {
+    m_outcome = {};
+    m_view = &view;
+    m_freed.clear();
+    if (m_leading()) {
+        grant_slots(" (at once: a slot went)");
+    } else {
+        m_outcome.interrupted = true;
     }
     return m_outcome;
 }
@@ -265,7 +277,7 @@ void CoordinatorPass::reclaim_slots() {
     }
 }
 
-void CoordinatorPass::grant_slots() {
+void CoordinatorPass::grant_slots(const std::string& when) {
     if (!m_view->slots_synced) {
         return;
     }
@@ -360,7 +372,7 @@ void CoordinatorPass::grant_slots() {
                                  requests.at(grant.node).at(grant.target.shim)};
         m_log.info("coordinator: granted rollout slot " + name + " of Shim/" + grant.target.shim +
                    " generation " + std::to_string(grant.target.generation) + " to node " +
-                   grant.node);
+                   grant.node + when);
     }
 }
 

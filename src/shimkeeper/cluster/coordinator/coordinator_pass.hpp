@@ -77,6 +77,9 @@ public:
         : m_client(client), m_events(events), m_log(log), m_leading(std::move(leading)) {}
 
     PassOutcome run(ClusterView& view);
+    // Only the last step of run(): the free slots granted to the nodes that ask. The coordinator
+    // runs it as soon as a slot goes, so a handoff does not wait for a whole pass (issue 23).
+    PassOutcome run_grants(ClusterView& view);
 
 private:
     void reconcile_shim(const nlohmann::json& shim);
@@ -85,7 +88,8 @@ private:
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
     void remove_orphans();
     void reclaim_slots();
-    void grant_slots();
+    // `when` ends the log line of each grant: which path made it.
+    void grant_slots(const std::string& when);
     nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,
                                 nlohmann::json status);
     bool delete_runtime_class(const nlohmann::json& runtime_class, const std::string& why);
