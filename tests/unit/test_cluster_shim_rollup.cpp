@@ -147,6 +147,7 @@ TEST(ClusterShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
     more["c"].shim_annotations["shim.containerd.x-k8s.io/spin"] = annotation("installed", 3);
     json progressed = desired_status(object, rollup(object, more), std::nullopt, "T3");
     EXPECT_TRUE(status_differs(object, progressed));
+    EXPECT_FALSE(status_differs_beyond_progress(object, progressed)); // may wait (issue 23)
     EXPECT_EQ((*condition(progressed, "Ready"))["lastTransitionTime"], "T1");
     // Every selected node installed: Ready turns True, at T4.
     NodeViews done;
@@ -154,6 +155,11 @@ TEST(ClusterShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
                            {{"shim.containerd.x-k8s.io/spin", annotation("installed", 3)}}));
     json ready = desired_status(object, rollup(object, done), std::nullopt, "T4");
     EXPECT_EQ((*condition(ready, "Ready"))["lastTransitionTime"], "T4");
+    EXPECT_TRUE(status_differs_beyond_progress(object, ready)); // written at once
+    // A new generation observed is more than progress, even with the same counts.
+    json next = again;
+    next["observedGeneration"] = next["observedGeneration"].get<long>() + 1;
+    EXPECT_TRUE(status_differs_beyond_progress(object, next));
 }
 
 TEST(ClusterShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnown) {

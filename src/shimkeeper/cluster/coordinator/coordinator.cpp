@@ -318,6 +318,9 @@ void Coordinator::pass() {
         m_failures_in_row = 0;
         // A holder that dies sends no event: look again when its slot runs out unrenewed.
         auto expiry = model::next_slot_expiry(m_slots.slots());
+        if (outcome.progress_due) { // a status held back: write it then, changes or not
+            expiry = expiry ? std::min(*expiry, *outcome.progress_due) : *outcome.progress_due;
+        }
         for (const auto& made : m_view.pending_grants) { // a grant the watch never showed
             const auto until = made.at + model::k_slot_lease_duration;
             expiry = expiry ? std::min(*expiry, until) : until;

@@ -381,6 +381,16 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
         return;
     }
     const std::string name = kubeapi::name_of(shim);
+    const auto now = std::chrono::steady_clock::now();
+    if (auto last = m_view->status_written.find(name);
+        last != m_view->status_written.end() &&
+        !model::status_differs_beyond_progress(shim, status)) {
+        const auto due = last->second + model::k_progress_interval;
+        if (now < due) {
+            m_outcome.progress_due = std::min(m_outcome.progress_due.value_or(due), due);
+            return;
+        }
+    }
     auto written =
         m_client.merge_patch(model::shims_resource(), "", name, {{"status", status}}, "status");
     if (!written) {
@@ -390,6 +400,7 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
         return;
     }
     ++m_outcome.writes;
+    m_view->status_written[name] = now;
     m_view->shims[name] = std::move(*written);
 }
 

@@ -62,10 +62,14 @@ struct ClusterView {
     std::vector<PendingGrant> pending_grants;
     std::vector<model::Declined> declined;
     model::Grants granted; // until their slot went
+    // When each Shim's status was last written (model::k_progress_interval).
+    std::map<std::string, std::chrono::steady_clock::time_point> status_written;
 };
 
 struct PassOutcome {
     unsigned writes = 0;
+    // The earliest a status held back (only progress changed, written too recently) is due.
+    std::optional<std::chrono::steady_clock::time_point> progress_due;
     std::vector<util::Error> errors;
     bool interrupted = false; // leadership ended during the pass
 };

@@ -158,4 +158,30 @@ bool status_differs(const json& shim, const json& desired) {
     return false;
 }
 
+namespace {
+
+json without_progress(json status) {
+    if (!status.is_object()) {
+        return status;
+    }
+    status.erase("nodes");
+    auto conditions = status.find("conditions");
+    if (conditions != status.end() && conditions->is_array()) {
+        for (json& entry : *conditions) {
+            if (entry.is_object()) {
+                entry.erase("message");
+            }
+        }
+    }
+    return status;
+}
+
+} // namespace
+
+bool status_differs_beyond_progress(const json& shim, const json& desired) {
+    json trimmed = shim;
+    trimmed["status"] = without_progress(shim.value("status", json::object()));
+    return status_differs(trimmed, without_progress(desired));
+}
+
 } // namespace shimkeeper::cluster::model

@@ -15,6 +15,7 @@
 #include "shimkeeper/cluster/model/conditions.hpp"
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,5 +55,11 @@ nlohmann::json desired_status(const nlohmann::json& shim, const Rollup& rollup,
 
 // Whether writing `desired` would change the Shim's status (only the fields we own count).
 bool status_differs(const nlohmann::json& shim, const nlohmann::json& desired);
+// Whether it would change more than the progress: the node counts and the conditions' messages
+// (which count nodes too). Every agent watches every Shim, so each status write reaches all of
+// them: the coordinator writes progress alone at most every k_progress_interval (issue 23), and
+// anything else (a generation observed, a slot count, a condition's status or reason) at once.
+bool status_differs_beyond_progress(const nlohmann::json& shim, const nlohmann::json& desired);
+inline constexpr std::chrono::seconds k_progress_interval{5};
 
 } // namespace shimkeeper::cluster::model
