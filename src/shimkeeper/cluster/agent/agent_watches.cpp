@@ -52,10 +52,13 @@ util::Expected<void> AgentWatches::open_slot_watch() {
     return {};
 }
 
+bool AgentWatches::waits_for_a_slot() const {
+    // An unresolved target asks for nothing yet: the coordinator's status resolves it first.
+    return std::ranges::any_of(m_waiting, [](const auto& w) { return w.second.has_value(); });
+}
+
 bool AgentWatches::slot_watch_idle() const {
-    const bool waiting =
-        std::ranges::any_of(m_waiting, [](const auto& w) { return w.second.has_value(); });
-    return m_lease_watch && m_slots.synced() && !waiting && m_claimed.empty() &&
+    return m_lease_watch && m_slots.synced() && !waits_for_a_slot() && m_claimed.empty() &&
            m_slots.slots().empty();
 }
 
@@ -63,8 +66,7 @@ void AgentWatches::close_slot_watch_when_idle() {
     if (!slot_watch_idle() || m_close_armed) {
         return; // busy (the timer, if armed, looks again), or armed already
     }
-    // Not at once: a grant made for a request this node has just dropped (its Node report not
-    // yet read by the coordinator) still reaches it, and a node that asks again soon keeps it.
+    // Not at once: a node that asks again soon (k_slot_watch_grace) keeps the watch.
     auto timer = m_loop->after(k_slot_watch_grace, [this] {
         // m_close_timer is this callback's source: replaced later, not here.
         m_close_armed = false;
@@ -89,7 +91,7 @@ void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTa
     for (const std::string& shim : held) {
         m_asked_since.erase(shim);
     }
-    if (std::ranges::any_of(m_waiting, [](const auto& w) { return w.second.has_value(); })) {
+    if (waits_for_a_slot()) {
         if (auto opened = open_slot_watch(); !opened) {
             m_log.warning("cluster watches: " + opened.error().message());
         }

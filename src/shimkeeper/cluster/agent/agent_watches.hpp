@@ -95,6 +95,7 @@ private:
     // opened at start (a slot held from before a restart), and closed k_slot_watch_grace after
     // it went idle.
     util::Expected<void> open_slot_watch();
+    bool waits_for_a_slot() const;
     bool slot_watch_idle() const;
     void close_slot_watch_when_idle();
     kubeapi::SdSource m_close_timer;

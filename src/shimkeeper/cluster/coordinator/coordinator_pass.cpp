@@ -40,10 +40,14 @@ std::string condition_reason(const json& shim, const std::string& type) {
 
 } // namespace
 
-PassOutcome CoordinatorPass::run(ClusterView& view) {
+void CoordinatorPass::begin(ClusterView& view) {
     m_outcome = {};
     m_view = &view;
     m_freed.clear();
+}
+
+PassOutcome CoordinatorPass::run(ClusterView& view) {
+    begin(view);
     std::vector<std::string> names;
     for (const auto& [name, shim] : view.shims) {
         names.push_back(name);
@@ -69,9 +73,7 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
 }
 
 PassOutcome CoordinatorPass::run_grants(ClusterView& view) {
-    m_outcome = {};
-    m_view = &view;
-    m_freed.clear();
+    begin(view);
     if (m_leading()) {
         grant_slots(" (at once: a slot went)");
     } else {

@@ -86,6 +86,7 @@ public:
     PassOutcome run_grants(ClusterView& view);
 
 private:
+    void begin(ClusterView& view); // what run() and run_grants() start from
     void reconcile_shim(const nlohmann::json& shim);
     void finalize(const nlohmann::json& shim);
     std::optional<model::Condition> ensure_runtime_class(const nlohmann::json& shim);

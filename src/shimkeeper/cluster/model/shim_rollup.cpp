@@ -147,8 +147,10 @@ json desired_status(const json& shim, const Rollup& rollup,
     return status;
 }
 
-bool status_differs(const json& shim, const json& desired) {
-    const json current = shim.value("status", json::object());
+namespace {
+
+// Whether any field `desired` names is absent from `current` or different there.
+bool fields_differ(const json& current, const json& desired) {
     for (const auto& [key, value] : desired.items()) {
         auto found = current.find(key);
         if (found == current.end() || *found != value) {
@@ -157,8 +159,6 @@ bool status_differs(const json& shim, const json& desired) {
     }
     return false;
 }
-
-namespace {
 
 json without_progress(json status) {
     if (!status.is_object()) {
@@ -178,10 +178,13 @@ json without_progress(json status) {
 
 } // namespace
 
+bool status_differs(const json& shim, const json& desired) {
+    return fields_differ(shim.value("status", json::object()), desired);
+}
+
 bool status_differs_beyond_progress(const json& shim, const json& desired) {
-    json trimmed = shim;
-    trimmed["status"] = without_progress(shim.value("status", json::object()));
-    return status_differs(trimmed, without_progress(desired));
+    return fields_differ(without_progress(shim.value("status", json::object())),
+                         without_progress(desired));
 }
 
 } // namespace shimkeeper::cluster::model
