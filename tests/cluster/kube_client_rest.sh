@@ -95,6 +95,12 @@ kube_admin label cm -n $ns page-1 page-2 page-3 page-4 page-5 paged=yes >/dev/nu
 listed=$("$probe" "$admin" list configmaps $ns 2 paged=yes)
 [[ $(field count <<<"$listed") == 5 ]] || fail "paged list (limit 2) of 5: $listed"
 pass "paged list with limit 2: $listed"
+# One process's requests, one after another, go over one kept-alive connection: a new TCP and
+# TLS connection per request costs the API server a certificate signature each.
+strace -f -qq -e trace=connect -o "$KUBE_DIR/connects" "$probe" "$admin" list configmaps $ns 1 paged=yes >/dev/null
+connects=$(grep -c "sin_port=htons($KUBE_APISERVER_PORT)" "$KUBE_DIR/connects" || true)
+((connects == 1)) || fail "a paged list of 5 pages opened $connects connections to the API server, not 1"
+pass "a paged list of 5 pages over 1 connection"
 
 echo "--- update_with_retry re-reads after a conflict"
 out=$("$probe" "$admin" retry-annotate configmaps $ns cm1 probe/note hello)

@@ -9,6 +9,30 @@ using util::set_curl_option;
 
 namespace {
 
+// One-shot requests run one after another on a thread (a reconcile, a coordinator pass, a slot
+// renewal), each on a fresh easy handle that would open its own TCP and TLS connection: the
+// API server's certificate signature was then a quarter of its CPU in a rollout (bench/rollout
+// with BENCH_PPROF). A thread's requests share one connection and TLS session cache instead, so
+// they reuse one kept-alive connection. Per thread, because libcurl's shared connection cache
+// is not safe between concurrent threads; watches keep the event loop's multi handle's own.
+struct ShareDeleter {
+    void operator()(CURLSH* share) const { curl_share_cleanup(share); }
+};
+
+CURLSH* thread_connection_cache() {
+    thread_local std::unique_ptr<CURLSH, ShareDeleter> share = [] {
+        std::unique_ptr<CURLSH, ShareDeleter> made(curl_share_init());
+        bool set =
+            made &&
+            curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) == CURLSHE_OK &&
+            curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) ==
+                CURLSHE_OK &&
+            curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) == CURLSHE_OK;
+        return set ? std::move(made) : nullptr; // without it, each request connects anew
+    }();
+    return share.get();
+}
+
 size_t on_body(char* data, size_t size, size_t count, void* user) {
     auto& transfer = *static_cast<Transfer*>(user);
     size_t length = size * count;
@@ -136,6 +160,9 @@ util::Expected<std::unique_ptr<Transfer>> Connection::prepare(Method method, std
 util::Expected<Response> Connection::perform(Transfer& transfer) {
     TRY(set_curl_option(transfer.easy.get(), CURLOPT_TIMEOUT_MS,
                         static_cast<long>(m_request_time.count()), "CURLOPT_TIMEOUT_MS"));
+    if (CURLSH* share = thread_connection_cache()) {
+        TRY(set_curl_option(transfer.easy.get(), CURLOPT_SHARE, share, "CURLOPT_SHARE"));
+    }
     CURLcode rc = curl_easy_perform(transfer.easy.get());
     if (rc != CURLE_OK) {
         return util::fail(util::ErrorCode::network, transfer.failure(rc));
