@@ -10,7 +10,7 @@
 #   - counted from the transactions themselves (each agent records its steps: ROLLOUT_STEPS), never
 #     more than 1 node is between its first change and its commit; every node's transaction is in
 #     that record, and the API server's record (rollout_check) covers every node too.
-# The check fails on a build without the rule (tested by reverting it: see the README).
+# The check fails on a build without the rule (seen by taking it out: README, Tests).
 # seconds-about: 55
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
