@@ -110,6 +110,8 @@ def main():
                 node, rv(event), "label removed" if label_goes else now[0],
                 ", ".join(sorted(set(holders.values()))) or "none"))
     print("max_holders %d" % max_holders)
+    if max_holders > limit:
+        print("  more than %d holders at once: %d" % (limit, max_holders))
     print("acquisitions " + " ".join("%s=%d" % kv for kv in sorted(acquisitions.items())))
     print("violations %d" % len(violations))
     for line in violations:
