@@ -4,8 +4,9 @@
 # config naming handler `demo`; node-1..7 are sandbox roots. Shim demo, maxUpdate 2, a download of
 # about a second. The sandbox agents are paused until node-a holds a slot, so node-a fails early:
 #   - node-a rolls back, its slot is marked failed, RolloutHalted=True names node-a (`kubectl get
-#     shims` shows it), a Warning Event on the Shim; after the failure no node takes a slot, and
-#     the only nodes that change are those that held one then;
+#     shims` shows it), a Warning Event on the Shim; after the failure no node takes a slot
+#     (rollout_no_slot_after; rollout_coordinator_checks_fail.sh shows it failing), and the only
+#     nodes that change are those that held one then;
 #   - a new generation (the spec fixed: handler demo2) rolls out to all 8 nodes;
 #   - then a node's own problem (node-5's agent allowed downloads of 1000 bytes at most) halts
 #     generation 3;
@@ -57,12 +58,6 @@ all_done() {
 }
 halted() { [[ "$(kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == "$1" ]]; }
 halt_message() { kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].message}'; }
-failed_slot() {
-    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
-for l in json.load(sys.stdin)["items"]:
-    if l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed"):
-        print(l["metadata"]["name"], l["spec"]["holderIdentity"], l["metadata"]["resourceVersion"])'
-}
 # Every slot left is the failed one: the nodes that held one at the failure have finished, and
 # (the point of the test) nobody took another.
 only_failed_slots() {
@@ -79,7 +74,7 @@ shim_yaml v1 demo | kube_admin apply -f - >/dev/null
 kube_wait_for 60 rollout_holds node-a || fail "node-a never took a slot: $(tail -n 20 "$T/a/agent.log")"
 for node in "${nodes[@]:1}"; do kill -CONT "${ROLLOUT_PIDS[$node]}"; done
 kube_wait_for 120 halted True || fail "RolloutHalted never became True: $(kube_admin get shim demo -o jsonpath='{.status}')"
-read -r slot holder failed_rv <<<"$(failed_slot)"
+read -r slot holder failed_rv <<<"$(rollout_failed_slot)"
 [[ $holder == node-a ]] || fail "the failed slot $slot is held by '$holder', not node-a"
 [[ "$(halt_message)" == *"node node-a failed"*"kubectl -n shimkeeper-system delete lease $slot"* ]] ||
     fail "RolloutHalted says: $(halt_message)"
@@ -87,27 +82,13 @@ read -r slot holder failed_rv <<<"$(failed_slot)"
 [[ "$(source "$T/a/node.env" && node_config_digest)" == "$config_a" ]] || fail "node-a's config was not rolled back"
 kube_admin get shims | grep -E '^demo .* True ' >/dev/null || fail "kubectl get shims does not show the halt: $(kube_admin get shims)"
 kube_admin get events -A -o json | grep -q '"reason": "RolloutHalted"' || fail "no RolloutHalted Event"
-kube_wait_for 60 only_failed_slots || fail "slots other than the failed one stayed: $(failed_slot)"
+kube_wait_for 60 only_failed_slots || fail "slots other than the failed one stayed: $(rollout_failed_slot)"
 status=$("$SHIMKEEPER" --root "$T/roots/node-7" status)
 grep -q "HALTED: node node-a failed" <<<"$status" || fail "shimkeeper status on node-7 does not show the halt: $status"
 # Every holder of a slot at the failure finishes; nobody takes a slot afterwards.
 report=$(rollout_check demo 2 "" --nodes node-a) || fail "generation 1 broke its bound: $report"
 echo "$report"
-python3 - "$T/leases.events" "$failed_rv" <<'PY' || fail "a slot was taken after the failure"
-import json, sys
-text = open(sys.argv[1]).read(); dec = json.JSONDecoder(); at = 0; after = []
-while True:
-    while at < len(text) and text[at].isspace(): at += 1
-    if at >= len(text): break
-    e, at = dec.raw_decode(text, at); o = e["object"]; m = o["metadata"]
-    if "-slot-" in m["name"] and e["type"] == "ADDED" and int(m["resourceVersion"]) > int(sys.argv[2]):
-        after.append(o["spec"]["holderIdentity"])
-    if "-slot-" in m["name"] and e["type"] == "MODIFIED" and int(m["resourceVersion"]) > int(sys.argv[2]) \
-            and not m.get("annotations", {}).get("shim.containerd.x-k8s.io/failed"):
-        after.append(o["spec"]["holderIdentity"] + " (takeover)")
-print("slots taken after the failure:", after or "none")
-sys.exit(1 if after else 0)
-PY
+rollout_no_slot_after "$failed_rv" || fail "a slot was taken after the failure"
 changed=0
 for node in "${nodes[@]:1}"; do done_at "$node" 1 && changed=$((changed + 1)); done
 pass "node-a failed and halted generation 1: $changed of 7 other nodes changed (those before it or holding a slot with it), none after"
@@ -127,7 +108,7 @@ cp "$agent_toml" "$T/node-5-agent.toml"
 printf '\n[fetch]\nmax_size = 1000\n' >>"$agent_toml"
 shim_yaml v2 demo2 | kube_admin apply -f - >/dev/null
 kube_wait_for 120 halted True || fail "node-5's failure did not halt generation 3"
-read -r slot holder failed_rv <<<"$(failed_slot)"
+read -r slot holder failed_rv <<<"$(rollout_failed_slot)"
 [[ $holder == node-5 ]] || fail "the failed slot is held by '$holder', not node-5"
 kube_wait_for 60 only_failed_slots || fail "slots other than the failed one stayed after generation 3 halted"
 cp "$T/node-5-agent.toml" "$agent_toml"

@@ -38,6 +38,16 @@
 #                                  or installing with "--no-restart" on a sandbox root
 #   rollout_holds NODE             NODE holds a rollout slot now
 #   rollout_rv                     the API server's current resourceVersion (a list's)
+#   rollout_failed_slot            "NAME HOLDER RESOURCEVERSION" of each slot marked failed
+#   rollout_no_slot_after RV       the Lease record has no slot taken (created, or taken over
+#                                  unfailed) after RV: a halt halts (slots_after.py)
+#   rollout_slot_holders           "NAME HOLDER" of each slot Lease
+#   rollout_kill_a_holder          SIGKILLs the agent of a node while it holds a slot: sets
+#                                  VICTIM, SLOT and RENEWED (the slot's last renewTime); a node
+#                                  that had just finished is restarted and another one chosen
+#   rollout_takeover_window        waits for another node to take SLOT, then prints how long after
+#                                  RENEWED it did (the API server's times) and fails unless that is
+#                                  15 to 20 s: the lease ran out, not before, and not much later
 
 declare -A ROLLOUT_PIDS=()
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
@@ -147,4 +157,66 @@ sys.exit(not any("-slot-" in l["metadata"]["name"] and l["spec"].get("holderIden
 rollout_rv() {
     kube_admin get --raw /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
+}
+
+rollout_failed_slot() {
+    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+for l in json.load(sys.stdin)["items"]:
+    if l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed"):
+        print(l["metadata"]["name"], l["spec"]["holderIdentity"], l["metadata"]["resourceVersion"])'
+}
+
+rollout_no_slot_after() {
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/slots_after.py" "$T/leases.events" "$1"
+}
+
+rollout_slot_holders() {
+    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+for l in json.load(sys.stdin)["items"]:
+    if "-slot-" in l["metadata"]["name"]:
+        failed = l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed")
+        print(l["metadata"]["name"], l["spec"].get("holderIdentity", ""), "failed" if failed else "")'
+}
+
+# Chosen in one reading of the leases: two readings can disagree, slots change hands every few
+# seconds. A failed slot's holder is done with it.
+rollout_pick_holder() {
+    local failed
+    while read -r SLOT VICTIM failed; do
+        [[ -n $VICTIM && -z $failed ]] && return 0
+    done < <(rollout_slot_holders)
+    return 1
+}
+
+rollout_kill_a_holder() {
+    local attempt holder
+    for attempt in 1 2 3 4 5; do
+        kube_wait_for 60 rollout_pick_holder || fail "no worker took a slot"
+        kill -KILL "${ROLLOUT_PIDS[$VICTIM]}"
+        read -r holder RENEWED < <(kube_admin get lease "$SLOT" -n shimkeeper-system \
+            -o jsonpath='{.spec.holderIdentity} {.spec.renewTime}' 2>/dev/null) || true
+        [[ $holder == "$VICTIM" ]] && return 0
+        # Killed between two kubectl calls, it may have just finished.
+        rollout_start_agent "$VICTIM"
+    done
+    fail "no worker could be killed while it held a slot"
+}
+
+# The new holder and its acquisition, in one reading (sets ROLLOUT_ACQUIRED).
+rollout_taken_over() {
+    local holder when
+    read -r holder when < <(kube_admin get lease "$SLOT" -n shimkeeper-system \
+        -o jsonpath='{.spec.holderIdentity} {.spec.acquireTime}' 2>/dev/null)
+    [[ -n $holder && $holder != "$VICTIM" ]] && ROLLOUT_ACQUIRED=$when
+}
+
+rollout_takeover_window() {
+    kube_wait_for 60 rollout_taken_over || { echo "$VICTIM's slot $SLOT was never taken over"; return 1; }
+    python3 - "$RENEWED" "$ROLLOUT_ACQUIRED" "$SLOT" "$VICTIM" <<'PY'
+import datetime, sys
+t = lambda s: datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ")
+waited = round((t(sys.argv[2]) - t(sys.argv[1])).total_seconds(), 1)
+print("%s's slot %s was taken over %ss after its last renewal (lease 15 s)" % (sys.argv[4], sys.argv[3], waited))
+sys.exit(0 if 15 <= waited <= 20 else 1)
+PY
 }

@@ -16,8 +16,9 @@ started changing it there. A change reported only after its slot went (an `insta
 with no slot held) is a violation like any other: the record cannot tell it from a node that
 changed without one.
 
-Prints one line per figure ("max_holders 3", "acquisitions node-1=1 ...", "violations 0") and
-exits 1 on any violation, a maximum above LIMIT or a record that does not cover the rollout.
+Prints one line per figure ("max_holders 3", "acquisitions node-1=1 ...", "violations 0"; under
+max_holders, "more than LIMIT holders at once: N" when it is) and exits 1 on any violation, a
+maximum above LIMIT or a record that does not cover the rollout.
 
   rollout_timeline.py LEASE_EVENTS NODE_EVENTS SHIM LIMIT [--since-rv N] [--nodes "A B ..."]
 """
@@ -110,6 +111,8 @@ def main():
                 node, rv(event), "label removed" if label_goes else now[0],
                 ", ".join(sorted(set(holders.values()))) or "none"))
     print("max_holders %d" % max_holders)
+    if max_holders > limit:
+        print("  more than %d holders at once: %d" % (limit, max_holders))
     print("acquisitions " + " ".join("%s=%d" % kv for kv in sorted(acquisitions.items())))
     print("violations %d" % len(violations))
     for line in violations:

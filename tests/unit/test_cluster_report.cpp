@@ -90,6 +90,67 @@ TEST(ClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
     EXPECT_FALSE(report.wanted.at("demo").labelled());
 }
 
+// Issue 22, item 3: a label that cannot come off stops a change that leaves its handler unserved.
+reconcile::NodePlan plan_of(reconcile::ActionKind kind, const std::string& handler) {
+    reconcile::NodePlan plan;
+    reconcile::ShimAction action;
+    action.kind = kind;
+    action.name = "demo";
+    action.handler = handler;
+    plan.shims.actions = {action};
+    return plan;
+}
+
+ClusterReading labelled(const std::string& handler, bool selects) {
+    ClusterReading reading;
+    reading.shims = {on_node(shim_object("demo", 2, k_sha_b), selects)};
+    reading.view.node = {
+        {"metadata",
+         {{"name", "node-a"}, {"labels", {{"shim.containerd.x-k8s.io/demo", handler}}}}}};
+    return reading;
+}
+
+TEST(ClusterReport, AHandlerChangeWaitsForTheOldHandlersLabelToComeOff) {
+    const auto plan = plan_of(reconcile::ActionKind::upgrade, "demo-new");
+    const auto reading = labelled("demo-old", true);
+    const auto before = report_before_change(reading, plan, store::StoreState{});
+    EXPECT_EQ(labels_to_take_off_first(reading, plan, before),
+              std::vector<std::string>{"changing demo from handler demo-old to handler demo-new"});
+}
+
+TEST(ClusterReport, AnUpgradeKeepingTheLabelledHandlerMayGoOnWithTheLabel) {
+    const auto plan = plan_of(reconcile::ActionKind::upgrade, "demo-old");
+    const auto reading = labelled("demo-old", true);
+    const auto before = report_before_change(reading, plan, store::StoreState{});
+    EXPECT_TRUE(labels_to_take_off_first(reading, plan, before).empty());
+}
+
+TEST(ClusterReport, AnInstallOnANodeWithoutTheLabelMayGoOn) {
+    const auto plan = plan_of(reconcile::ActionKind::install, "demo-new");
+    ClusterReading reading;
+    reading.shims = {on_node(shim_object("demo", 2, k_sha_b), true)};
+    const auto before = report_before_change(reading, plan, store::StoreState{});
+    EXPECT_TRUE(labels_to_take_off_first(reading, plan, before).empty());
+}
+
+TEST(ClusterReport, AStaleLabelStopsAnInstallOfAnotherHandlerToo) {
+    // The label outlived its shim (a report lost earlier): it still names a handler not served.
+    const auto plan = plan_of(reconcile::ActionKind::install, "demo-new");
+    const auto reading = labelled("demo-old", true);
+    const auto before = report_before_change(reading, plan, store::StoreState{});
+    EXPECT_EQ(labels_to_take_off_first(reading, plan, before).size(), 1U);
+}
+
+TEST(ClusterReport, ARemovalWaitsForTheLabelToComeOff) {
+    const json demo = shim_object("demo", 1, k_sha_a);
+    auto reading = labelled("demo", false);
+    reading.shims = {on_node(demo, false)};
+    const auto plan = plan_of(reconcile::ActionKind::remove, "demo");
+    const auto before = report_before_change(reading, plan, state_with({spec_of(demo)}));
+    EXPECT_EQ(labels_to_take_off_first(reading, plan, before),
+              std::vector<std::string>{"removing demo"});
+}
+
 TEST(ClusterReport, ARemovalThatWaitsForPodsIsRemovingWithTheReasonAndNoLabel) {
     const json demo = shim_object("demo", 1, k_sha_a);
     ClusterReading reading;

@@ -36,7 +36,18 @@ void fault_point(const char* step) {
 
 bool fault_switch(std::string_view name) {
     const char* on = std::getenv("SHIMKEEPER_FAULT_SWITCH");
-    return on != nullptr && std::string_view(on) == name;
+    if (on == nullptr) {
+        return false;
+    }
+    std::string_view rest(on); // "a" or "a,b,..."
+    while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        if (rest.substr(0, comma) == name) {
+            return true;
+        }
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    return false;
 }
 
 } // namespace shimkeeper::reconcile

@@ -17,12 +17,24 @@ namespace shimkeeper::reconcile {
 inline constexpr std::array<std::string_view, 9> k_fault_points = {
     "fetch", "preflight", "store", "planned", "links", "config", "restart", "health", "commit"};
 
-// The deliberately broken behaviours:
+// The deliberately broken behaviours (SHIMKEEPER_FAULT_SWITCH takes one, or several separated by
+// commas):
 //   handler-before-label: a cluster shim's removal keeps its label until after the handler went
 //     (cluster_report.cpp skips the label-first report), the order uninstall must never take;
-//   slot-wait: a rolling Shim changes on a node that got no rollout slot (rollout_gate.cpp).
-inline constexpr std::array<std::string_view, 2> k_fault_switches = {"handler-before-label",
-                                                                     "slot-wait"};
+//   slot-wait: a rolling Shim changes on a node that got no rollout slot (rollout_gate.cpp);
+//   label-patch-fails: the Node report before a change is never sent, as if the API server
+//     refused it (cluster_report.cpp): the label cannot come off first;
+//   label-before-serving: the report before a change labels a Shim with the handler it is about
+//     to install, before containerd serves it (cluster_report.cpp);
+//   grant-over-max: the coordinator grants one rollout slot more than maxUpdate
+//     (coordinator_pass.cpp);
+//   halt-ignored: the coordinator grants slots of a Shim whose rollout a failed slot halted
+//     (coordinator_pass.cpp);
+//   slot-reclaim-early: the coordinator frees a slot whose holder has not renewed it for half
+//     the lease, not the whole of it (slot_lease.cpp).
+inline constexpr std::array<std::string_view, 7> k_fault_switches = {
+    "handler-before-label", "slot-wait",    "label-patch-fails", "label-before-serving",
+    "grant-over-max",       "halt-ignored", "slot-reclaim-early"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);

@@ -78,6 +78,30 @@ NodeReport report_before_change(const ClusterReading& reading, const reconcile::
     return report;
 }
 
+std::vector<std::string> labels_to_take_off_first(const ClusterReading& reading,
+                                                  const reconcile::NodePlan& plan,
+                                                  const NodeReport& before) {
+    const model::NodeShimKeys keys = model::shim_keys_of(reading.view.node);
+    std::vector<std::string> out;
+    for (const auto& action : plan.shims.actions) {
+        const auto wanted = before.wanted.find(action.name);
+        const auto label = keys.labels.find(action.name);
+        if (wanted != before.wanted.end() && wanted->second.state == ShimState::removing) {
+            out.push_back("removing " + action.name);
+        } else if (label != keys.labels.end() &&
+                   (action.kind == reconcile::ActionKind::remove ||
+                    ((action.kind == reconcile::ActionKind::install ||
+                      action.kind == reconcile::ActionKind::upgrade) &&
+                     label->second != action.handler))) {
+            out.push_back("changing " + action.name + " from handler " + label->second +
+                          (action.kind == reconcile::ActionKind::remove
+                               ? " to none"
+                               : " to handler " + action.handler));
+        }
+    }
+    return out;
+}
+
 NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims& desired,
                         const TxnSummary& txn, const store::StoreState& state,
                         reconcile::Restart restart,
@@ -155,18 +179,35 @@ util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& pla
     if (reconcile::fault_switch("handler-before-label")) {
         return {}; // the broken order, for tests of the tests only (fault.hpp)
     }
-    const NodeReport report = report_before_change(m_reading, plan, state);
-    auto sent = m_reporter.publish(report);
+    NodeReport report = report_before_change(m_reading, plan, state);
+    if (reconcile::fault_switch("label-before-serving")) { // tests only (fault.hpp)
+        for (const auto& action : plan.shims.actions) {
+            auto found = report.wanted.find(action.name);
+            if (found != report.wanted.end() && found->second.state == ShimState::installing) {
+                found->second.state = ShimState::installed;
+                found->second.handler = action.handler; // labelled before containerd serves it
+            }
+        }
+    }
+    util::Expected<void> sent;
+    if (reconcile::fault_switch("label-patch-fails")) { // tests only (fault.hpp)
+        sent = util::fail(util::ErrorCode::network,
+                          "SHIMKEEPER_FAULT_SWITCH=label-patch-fails: the Node report before the "
+                          "change was not sent");
+    } else {
+        sent = m_reporter.publish(report);
+    }
     if (sent) {
         return {};
     }
-    for (const auto& [name, shim_state] : report.wanted) {
-        if (shim_state.state == model::ShimState::removing) {
-            // Pods could still be scheduled onto a handler that is about to leave.
-            return std::unexpected(
-                std::move(sent.error())
-                    .with_context("taking the label off before removing " + name));
-        }
+    const auto must_go = labels_to_take_off_first(m_reading, plan, report);
+    if (!must_go.empty()) {
+        // The RuntimeClass selects the label's value: kept, it would select this node for a
+        // handler its containerd is about to stop serving. The node changes nothing this time.
+        return std::unexpected(
+            std::move(sent.error())
+                .with_context("taking the label off before " + must_go.front() +
+                              " (nothing was changed; a later run tries again)"));
     }
     m_log.warning(sent.error().message());
     return {};

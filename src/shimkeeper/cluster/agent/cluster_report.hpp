@@ -1,7 +1,8 @@
 // Cluster mode around a transaction: what the node's own Node says about its cluster shims.
 //   before the first change: a cluster shim about to go loses its label (no new pods are
-//   scheduled onto a handler that is leaving; if that patch fails, the transaction does not
-//   start), one about to be installed or upgraded says `installing`;
+//   scheduled onto a handler that is leaving), one about to be installed or upgraded says
+//   `installing` (and loses its label); if that patch fails and the change removes or replaces
+//   the labelled handler, the transaction does not start (labels_to_take_off_first);
 //   after: `installed` with the label for every selected Shim the node runs healthy, `failed`
 //   with the reason and no label where the transaction failed or the Shim does not validate,
 //   `conflict` where a file in shims.d/ won, `removing` without the label and with the reason
@@ -76,6 +77,13 @@ private:
 // Pure, for tests: the reports themselves.
 NodeReport report_before_change(const ClusterReading& reading, const reconcile::NodePlan& plan,
                                 const store::StoreState& state);
+// The changes that must not start while the Node still carries a shim's label, each as
+// "removing demo" or "changing demo from handler a to handler b": a cluster shim's removal, and
+// any change after which the labelled handler is no longer served (the RuntimeClass selects the
+// label's value). An upgrade that keeps the labelled handler may go on with the label on.
+std::vector<std::string> labels_to_take_off_first(const ClusterReading& reading,
+                                                  const reconcile::NodePlan& plan,
+                                                  const NodeReport& before);
 NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims& desired,
                         const TxnSummary& txn, const store::StoreState& state,
                         reconcile::Restart restart,

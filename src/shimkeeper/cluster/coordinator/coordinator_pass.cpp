@@ -8,6 +8,7 @@
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/util/utc_time.hpp"
 
 #include <algorithm>
@@ -342,8 +343,9 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         }
         model::RolloutTarget target{name, shim.value(json::json_pointer("/metadata/uid"), ""),
                                     shim.value(json::json_pointer("/metadata/generation"), 0L),
-                                    *count};
-        const bool halted = model::failed_slot(slots, target) != nullptr;
+                                    *count + (reconcile::fault_switch("grant-over-max") ? 1 : 0)};
+        const bool halted = model::failed_slot(slots, target) != nullptr &&
+                            !reconcile::fault_switch("halt-ignored"); // tests only (fault.hpp)
         targets.push_back({std::move(target), halted});
     }
     std::vector<model::SlotGrant> made;

@@ -2,6 +2,7 @@
 
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
 #include <algorithm>
@@ -12,6 +13,12 @@ namespace shimkeeper::cluster::model {
 namespace {
 
 using nlohmann::json;
+
+// How long the coordinator lets a holder go without renewing before it frees the slot.
+std::chrono::seconds reclaim_after(const SlotLease& lease) {
+    // Half of it: a deliberately broken coordinator, for tests of the tests only (fault.hpp).
+    return reconcile::fault_switch("slot-reclaim-early") ? lease.duration / 2 : lease.duration;
+}
 
 std::string annotation(const json& lease, const char* key) {
     const json::json_pointer where("/metadata/annotations");
@@ -162,7 +169,7 @@ SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget
 std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const json* shim,
                                                std::chrono::steady_clock::time_point now) {
     const SlotLease& lease = slot.lease;
-    const bool expired_here = now - slot.seen > lease.duration;
+    const bool expired_here = now - slot.seen > reclaim_after(lease);
     const bool live = lease.failed.empty() && !lease.holder.empty() && !expired_here;
     const std::string uid =
         shim != nullptr ? shim->value(json::json_pointer("/metadata/uid"), std::string()) : "";
@@ -183,7 +190,7 @@ std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const json*
     }
     if (expired_here) {
         return "holder " + lease.holder + " did not renew it within " +
-               std::to_string(lease.duration.count()) + " s";
+               std::to_string(reclaim_after(lease).count()) + " s";
     }
     return std::nullopt;
 }
@@ -193,7 +200,7 @@ next_slot_expiry(const std::vector<SlotSeen>& slots) {
     std::optional<std::chrono::steady_clock::time_point> next;
     for (const SlotSeen& slot : slots) {
         if (!slot.lease.holder.empty() && slot.lease.failed.empty()) {
-            const auto expiry = slot.seen + slot.lease.duration;
+            const auto expiry = slot.seen + reclaim_after(slot.lease);
             next = next ? std::min(*next, expiry) : expiry;
         }
     }

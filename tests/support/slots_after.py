@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Whether a slot was taken after a rollout halted: the halt halts.
+
+    slots_after.py LEASE_EVENTS FAILED_RV
+
+LEASE_EVENTS is watch_record.py's record of the slot Leases (one JSON watch event after another);
+FAILED_RV the resourceVersion at which a slot was marked failed. A slot Lease created after it,
+or modified after it into an unfailed one (a takeover), is a slot taken after the failure.
+Prints them ("slots taken after the failure: ..."); exits 1 if there is one, and 2 if the record
+holds no slot event at all (a dead recorder would otherwise prove the halt).
+"""
+import json
+import sys
+
+
+def events(path):
+    text = open(path).read()
+    decoder = json.JSONDecoder()
+    at = 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return
+        event, at = decoder.raw_decode(text, at)
+        yield event
+
+
+def main():
+    path, failed_rv = sys.argv[1], int(sys.argv[2])
+    after, seen = [], 0
+    for event in events(path):
+        lease = event["object"]
+        meta = lease["metadata"]
+        if "-slot-" not in meta["name"]:
+            continue
+        seen += 1
+        if int(meta["resourceVersion"]) <= failed_rv:
+            continue
+        failed = meta.get("annotations", {}).get("shim.containerd.x-k8s.io/failed")
+        if event["type"] == "ADDED":
+            after.append(lease["spec"].get("holderIdentity", ""))
+        elif event["type"] == "MODIFIED" and not failed:
+            after.append(lease["spec"].get("holderIdentity", "") + " (takeover)")
+    if not seen:
+        print("no slot event recorded: the record proves nothing")
+        sys.exit(2)
+    print("slots taken after the failure:", ", ".join(after) if after else "none")
+    sys.exit(1 if after else 0)
+
+
+if __name__ == "__main__":
+    main()
