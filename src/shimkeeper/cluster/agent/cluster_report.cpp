@@ -20,7 +20,7 @@ const store::InstalledShim* from_cluster(const store::StoreState& state, const s
 
 model::NodeShimState state_of(model::ShimState state, long generation, std::string digest = {},
                               std::string reason = {}) {
-    return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339(), {}};
+    return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339(), {}, {}};
 }
 
 // The desired spec a Shim became, when it is among the desired shims.
@@ -123,6 +123,7 @@ NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims&
             NodeShimState installed =
                 state_of(model::ShimState::installed, shim.generation, record->digest);
             installed.handler = record->handler; // proven served in CRI by the transaction
+            installed.runtime_type = record->runtime_type; // the spec's, or derived on this node
             report.wanted[shim.name] = std::move(installed);
         }
     }
