@@ -20,7 +20,7 @@ const store::InstalledShim* from_cluster(const store::StoreState& state, const s
 
 model::NodeShimState state_of(model::ShimState state, long generation, std::string digest = {},
                               std::string reason = {}) {
-    return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339(), {}, {}};
+    return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339(), {}};
 }
 
 // The desired spec a Shim became, when it is among the desired shims.
