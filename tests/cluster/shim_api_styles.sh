@@ -6,7 +6,8 @@
 #   - proposal style: `runtimeclass` (lowercase) carrying the handler, `annonymousHttp`, no
 #     runtimeType: the node derives io.containerd.comet.v1 from the artifact's
 #     containerd-shim-comet-v1 (not the handler's v2 guess), installs it, labels its Node; CRI
-#     lists the handler; `plan`/`status` and the Shim's status say what was derived and why;
+#     lists the handler; `plan`/`status` and the Shim's status say what was derived and why, the
+#     node's annotation carries the type, and the Shim's status.runtimeType (-o wide) shows it;
 #   - runtime-class-manager style: `runtimeClass.handler`, `platforms[]` with `os: linux` and
 #     x86_64/aarch64 names, `containerdRuntimeOptions` strings written into containerd's TOML as
 #     a boolean and a number, rolloutStrategy recreate: installed, labelled;
@@ -118,7 +119,18 @@ kube_wait_for 60 status_says comet-v1 runtimeClass comet ||
     fail "Shim comet-v1's status.runtimeClass: $(shim_status comet-v1 runtimeClass)"
 [[ "$(shim_status comet-v1 runtimeTypeFrom)" == "each node's artifact"* ]] ||
     fail "Shim comet-v1's status.runtimeTypeFrom: $(shim_status comet-v1 runtimeTypeFrom)"
-pass "proposal style: io.containerd.comet.v1 derived from the artifact, installed, labelled, RuntimeClass comet"
+# What the node derived is on its annotation, and the coordinator writes it into the Shim's
+# status, which `kubectl get shims -o wide` shows in its RuntimeType column.
+[[ "$(annotation_field comet-v1 runtimeType)" == io.containerd.comet.v1 ]] ||
+    fail "node-a's annotation for comet-v1 says runtimeType '$(annotation_field comet-v1 runtimeType)'"
+kube_wait_for 60 status_says comet-v1 runtimeType io.containerd.comet.v1 ||
+    fail "Shim comet-v1's status.runtimeType: '$(shim_status comet-v1 runtimeType)' ($(shim_status comet-v1 runtimeTypeFrom))"
+[[ "$(shim_status comet-v1 runtimeTypeFrom)" == *"every node installed at this generation derived io.containerd.comet.v1" ]] ||
+    fail "Shim comet-v1's status.runtimeTypeFrom: $(shim_status comet-v1 runtimeTypeFrom)"
+wide=$(kube_admin get shim comet-v1 -o wide)
+column=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "RUNTIMETYPE") c = i } NR == 2 { print $c }' <<<"$wide")
+[[ $column == io.containerd.comet.v1 ]] || fail "kubectl get shims -o wide: RuntimeType '$column' in: $wide"
+pass "proposal style: io.containerd.comet.v1 derived from the artifact, installed, labelled, RuntimeClass comet, status.runtimeType io.containerd.comet.v1"
 
 echo "--- runtime-class-manager style: runtimeClass.handler, platforms with os, string options"
 lunar_sha=$(sha256_of "$T/artifacts/lunar.tar.gz")

@@ -10,7 +10,8 @@ namespace {
 using nlohmann::json;
 
 NodeShimState installed(long generation) {
-    return {ShimState::installed, generation, "sha256:aa", "", "2026-11-24T01:00:00Z", "demo-h"};
+    return {ShimState::installed,   generation, "sha256:aa", "", "2026-11-24T01:00:00Z", "demo-h",
+            "io.containerd.demo.v1"};
 }
 
 json node_with(const json& labels, const json& annotations) {
@@ -31,6 +32,18 @@ TEST(ClusterNodeState, InstalledAddsLabelAndAnnotation) {
     EXPECT_EQ(said->digest, "sha256:aa");
 }
 
+TEST(ClusterNodeState, TheRuntimeTypeTheNodeRunsIsInTheAnnotation) {
+    const json node = node_with({{"shim.containerd.x-k8s.io/demo", "demo-h"}},
+                                {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
+    const auto said = node_shim_state_of(to_json(installed(3)).dump());
+    ASSERT_TRUE(said);
+    EXPECT_EQ(said->runtime_type, "io.containerd.demo.v1");
+    // Another artifact deriving another type at the same generation is news for the Node.
+    NodeShimState other = installed(3);
+    other.runtime_type = "io.containerd.demo.v2";
+    EXPECT_TRUE(node_patch(shim_keys_of(node), {{"demo", other}}, {}));
+}
+
 TEST(ClusterNodeState, SameStateAtAnotherTimeIsNoPatch) {
     const json node = node_with({{"shim.containerd.x-k8s.io/demo", "demo-h"}, {"zone", "a"}},
                                 {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
@@ -43,7 +56,7 @@ TEST(ClusterNodeState, SameStateAtAnotherTimeIsNoPatch) {
 TEST(ClusterNodeState, FailedTakesTheLabelOffAndSaysWhy) {
     const json node = node_with({{"shim.containerd.x-k8s.io/demo", "true"}},
                                 {{"shim.containerd.x-k8s.io/demo", to_json(installed(3)).dump()}});
-    NodeShimState failed{ShimState::failed, 4, "", "HTTP 404 from https://x", "t", ""};
+    NodeShimState failed{ShimState::failed, 4, "", "HTTP 404 from https://x", "t", "", ""};
     auto patch = node_patch(shim_keys_of(node), {{"demo", failed}}, {});
     ASSERT_TRUE(patch);
     EXPECT_TRUE((*patch)["metadata"]["labels"]["shim.containerd.x-k8s.io/demo"].is_null());

@@ -184,6 +184,50 @@ TEST(ClusterShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnow
     EXPECT_EQ(set["conditions"].size(), 4u);
 }
 
+// A node installed at generation 3 that says which runtime type it derived from its artifact.
+NodeView deriving(const std::string& name, const std::string& runtime_type) {
+    const std::string key = "shim.containerd.x-k8s.io/spin";
+    return node(
+        name, {{"wasm", "true"}, {key, "spin"}},
+        {{key,
+          json{{"state", "installed"}, {"generation", 3}, {"runtimeType", runtime_type}}.dump()}});
+}
+
+TEST(ClusterShimRollup, TheStatusSaysTheRuntimeTypeTheInstalledNodesDerived) {
+    json object = shim(); // no runtimeType, no binary: each node's artifact says it
+    NodeViews nodes = fleet();
+    nodes.insert_or_assign("a", deriving("a", "io.containerd.spin.v2"));
+    nodes.insert_or_assign("c", deriving("c", "io.containerd.spin.v2"));
+    json status = desired_status(object, rollup(object, nodes), std::nullopt, "T1");
+    EXPECT_EQ(status["runtimeType"], "io.containerd.spin.v2");
+    EXPECT_EQ(status["runtimeTypeFrom"],
+              "each node's artifact: the name of its containerd-shim-<name>-v<N> binary; every "
+              "node installed at this generation derived io.containerd.spin.v2");
+    // One more node agreeing changes only the progress: no count in the text.
+    object["status"] = status;
+    nodes.insert_or_assign("d", deriving("d", "io.containerd.spin.v2"));
+    EXPECT_FALSE(status_differs_beyond_progress(
+        object, desired_status(object, rollup(object, nodes), std::nullopt, "T2")));
+    // A node whose artifact says another type: no one type to show, and the text names them.
+    nodes.insert_or_assign("c", deriving("c", "io.containerd.spin.v3"));
+    json split = desired_status(object, rollup(object, nodes), std::nullopt, "T3");
+    EXPECT_TRUE(split["runtimeType"].is_null()); // deleted by the merge patch
+    EXPECT_EQ(split["runtimeTypeFrom"],
+              "each node's artifact: the name of its containerd-shim-<name>-v<N> binary; the "
+              "installed nodes derived different runtime types (their artifacts differ): "
+              "io.containerd.spin.v2 on a, d; io.containerd.spin.v3 on c");
+}
+
+TEST(ClusterShimRollup, AShimsOwnRuntimeTypeIsWhatTheStatusSays) {
+    json object = shim();
+    object["spec"]["runtimeType"] = "io.containerd.spin.v2";
+    NodeViews nodes = fleet();
+    nodes.insert_or_assign("a", deriving("a", "io.containerd.spin.v2"));
+    json status = desired_status(object, rollup(object, nodes), std::nullopt, "T1");
+    EXPECT_EQ(status["runtimeType"], "io.containerd.spin.v2");
+    EXPECT_EQ(status["runtimeTypeFrom"], "spec.runtimeType");
+}
+
 TEST(ClusterNodeShimState, NodeViewsKeepLabelsAndOnlyShimkeepersAnnotations) {
     json object = {
         {"metadata",

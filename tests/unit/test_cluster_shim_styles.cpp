@@ -238,6 +238,27 @@ TEST(ClusterShimStyles, AnIntegerTooLargeForTomlIsRefused) {
     EXPECT_EQ(spec->options["Fine"].value<std::int64_t>(), 9223372036854775807ll);
 }
 
+TEST(ClusterShimStyles, StringOptionsOfAnyLengthAreTypedWithoutRecursion) {
+    // 30,000 digits overflowed the stack of std::regex (fuzz_shim_object's
+    // regress-long-number-option); scanned by hand they are a string, too long for any number.
+    json shim = manager_style();
+    const std::string digits(30000, '8');
+    shim["spec"]["containerdRuntimeOptions"] = {{"Long", digits}, {"LongFloat", "1." + digits},
+                                                {"Exp", "2e-3"},  {"Dot", "1."},
+                                                {"Lead", "01.5"}, {"E", "1e"},
+                                                {"Minus", "-0"},  {"Dash", "-"}};
+    auto spec = shim_spec_of(shim, "amd64");
+    ASSERT_TRUE(spec) << spec.error().message();
+    EXPECT_EQ(spec->options["Long"].value<std::string>(), digits);
+    EXPECT_EQ(spec->options["LongFloat"].value<double>(), 1.8888888888888888);
+    EXPECT_EQ(spec->options["Exp"].value<double>(), 0.002);
+    EXPECT_EQ(spec->options["Dot"].value<std::string>(), "1.");
+    EXPECT_EQ(spec->options["Lead"].value<std::string>(), "01.5");
+    EXPECT_EQ(spec->options["E"].value<std::string>(), "1e");
+    EXPECT_EQ(spec->options["Minus"].value<std::int64_t>(), 0);
+    EXPECT_EQ(spec->options["Dash"].value<std::string>(), "-");
+}
+
 TEST(ClusterShimStyles, StringOptionsMustBeStrings) {
     json shim = manager_style();
     shim["spec"]["containerdRuntimeOptions"]["Verbose"] = true;

@@ -147,6 +147,7 @@ NodeReport report_after(const ClusterReading& reading, const spec::DesiredShims&
             NodeShimState installed =
                 state_of(model::ShimState::installed, shim.generation, record->digest);
             installed.handler = record->handler; // proven served in CRI by the transaction
+            installed.runtime_type = record->runtime_type; // the spec's, or derived on this node
             report.wanted[shim.name] = std::move(installed);
         }
     }

@@ -31,6 +31,7 @@ ShimReport shim_on_node(const NodeView& node, std::string_view shim) {
     out.state = said->state;
     out.generation = said->generation;
     out.reason = said->reason;
+    out.runtime_type = said->runtime_type;
     return out;
 }
 

@@ -36,6 +36,7 @@ struct ShimReport {
     std::optional<ShimState> state; // none: no annotation, or not ours (node_state.hpp reads it)
     std::int64_t generation = 0;
     std::string reason;
+    std::string runtime_type; // the runtime type the node runs the shim as, when it says
 
     // The node still has something of the shim: the label, or a state annotation.
     bool carries() const { return label.has_value() || annotated; }

@@ -45,7 +45,7 @@ const char* to_string(ShimState state) {
 
 bool NodeShimState::same_as(const NodeShimState& other) const {
     return state == other.state && generation == other.generation && digest == other.digest &&
-           reason == other.reason;
+           reason == other.reason && runtime_type == other.runtime_type;
 }
 
 json to_json(const NodeShimState& state) {
@@ -55,6 +55,9 @@ json to_json(const NodeShimState& state) {
     }
     if (!state.reason.empty()) {
         out["reason"] = state.reason;
+    }
+    if (!state.runtime_type.empty()) {
+        out["runtimeType"] = state.runtime_type;
     }
     out["time"] = state.time;
     return out;
@@ -88,6 +91,7 @@ std::optional<NodeShimState> node_shim_state_of(const std::string& annotation) {
     out.digest = text_of("digest");
     out.reason = text_of("reason");
     out.time = text_of("time");
+    out.runtime_type = text_of("runtimeType");
     return out;
 }
 

@@ -33,6 +33,10 @@ struct NodeShimState {
     std::string reason;  // why failed, removing or in conflict
     std::string time;    // RFC 3339, when this state was first reported
     std::string handler; // installed: the handler containerd serves for it (the label's value)
+    // installed: the runtime type containerd runs it as, the Shim's or the one this node derived
+    // from its artifact's binary (the coordinator writes it into the Shim's status). `{}`: brace
+    // initialisers that end at handler stay free of -Wmissing-field-initializers.
+    std::string runtime_type{};
 
     // The label goes with `installed` only: pods never land on a node still installing or failed.
     bool labelled() const { return state == ShimState::installed && !handler.empty(); }

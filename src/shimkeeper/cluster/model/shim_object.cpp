@@ -8,7 +8,6 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <regex>
 #include <set>
 
 namespace shimkeeper::cluster::model {
@@ -113,16 +112,53 @@ struct Number {
     double floating = 0;
 };
 
+enum class NumberShape { none, integer, decimal };
+
 // A decimal number as TOML writes one: -?digits without a leading zero, optionally .digits and
 // an exponent. Not "inf", "nan", hex, a leading '+' or "0755" (a mode, most likely, which as a
-// number would turn into 755).
+// number would turn into 755). Scanned by hand: std::regex matches recursively, one stack frame
+// per character, and a value of 20,000 digits overflowed the stack (found by fuzz_shim_object).
+NumberShape number_shape(std::string_view text) {
+    std::size_t i = text.starts_with('-') ? 1 : 0;
+    const auto digits = [&] {
+        const std::size_t start = i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+            ++i;
+        }
+        return i - start;
+    };
+    const std::size_t integer_start = i;
+    const std::size_t integer_digits = digits();
+    if (integer_digits == 0 || (integer_digits > 1 && text[integer_start] == '0')) {
+        return NumberShape::none;
+    }
+    NumberShape shape = NumberShape::integer;
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        if (digits() == 0) {
+            return NumberShape::none;
+        }
+        shape = NumberShape::decimal;
+    }
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+            ++i;
+        }
+        if (digits() == 0) {
+            return NumberShape::none;
+        }
+        shape = NumberShape::decimal;
+    }
+    return i == text.size() ? shape : NumberShape::none;
+}
+
 std::optional<Number> number_said_by(const std::string& text) {
-    static const std::regex k_integer("-?(0|[1-9][0-9]*)");
-    static const std::regex k_float("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
     const char* first = text.data();
     const char* last = text.data() + text.size();
     Number number;
-    if (std::regex_match(text, k_integer)) {
+    const NumberShape shape = number_shape(text);
+    if (shape == NumberShape::integer) {
         auto [end, ec] = std::from_chars(first, last, number.integer);
         if (ec == std::errc() && end == last) {
             number.is_integer = true;
@@ -130,7 +166,7 @@ std::optional<Number> number_said_by(const std::string& text) {
         }
         return std::nullopt; // beyond 64 bits: a string, not a silently rounded float
     }
-    if (std::regex_match(text, k_float)) {
+    if (shape == NumberShape::decimal) {
         auto [end, ec] = std::from_chars(first, last, number.floating);
         if (ec == std::errc() && end == last && std::isfinite(number.floating)) {
             return number;

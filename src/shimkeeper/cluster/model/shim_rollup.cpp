@@ -57,6 +57,31 @@ std::vector<Condition> deleting_conditions(const Rollup& rollup) {
         {"Progressing", ConditionStatus::true_, "Uninstalling", "the shim is " + carrying}};
 }
 
+// What the installed nodes derived from their artifacts, for a Shim that leaves the runtime type
+// to them: the type when they agree (no count in the text, so that it does not change as nodes
+// install), or each type with its nodes when they do not.
+void add_derived_runtime_type(json& fields, const Rollup& rollup) {
+    if (rollup.runtime_types.empty() || !fields.contains("runtimeTypeFrom")) {
+        return;
+    }
+    const std::string from = fields["runtimeTypeFrom"].get<std::string>();
+    if (rollup.runtime_types.size() == 1) {
+        const std::string& type = rollup.runtime_types.begin()->first;
+        fields["runtimeType"] = type;
+        fields["runtimeTypeFrom"] =
+            from + "; every node installed at this generation derived " + type;
+        return;
+    }
+    std::string said;
+    for (const auto& [type, names] : rollup.runtime_types) {
+        said += (said.empty() ? "" : "; ") + type + " on " + names_text(names);
+    }
+    fields["runtimeTypeFrom"] = from +
+                                "; the installed nodes derived different runtime types "
+                                "(their artifacts differ): " +
+                                said;
+}
+
 } // namespace
 
 Rollup rollup(const json& shim, const NodeViews& nodes) {
@@ -78,6 +103,9 @@ Rollup rollup(const json& shim, const NodeViews& nodes) {
         ++out.counts.selected;
         if (!handler.empty() && on_node.installed_at(out.generation, handler)) {
             ++out.counts.installed;
+            if (!on_node.runtime_type.empty()) {
+                out.runtime_types[on_node.runtime_type].push_back(node_name);
+            }
         } else if (on_node.failed_at(out.generation)) {
             ++out.counts.failed;
             out.failures.push_back(
@@ -140,8 +168,11 @@ json desired_status(const json& shim, const Rollup& rollup,
                 {"conditions", merge_conditions(current.value("conditions", json::array()), wanted,
                                                 rollup.generation, now)}};
     json fields = spec_status_fields(shim);
+    if (!fields.contains("runtimeType")) {
+        add_derived_runtime_type(fields, rollup);
+    }
     if (!fields.contains("runtimeType") && current.contains("runtimeType")) {
-        fields["runtimeType"] = nullptr; // now each node's artifact says it: a merge patch deletes
+        fields["runtimeType"] = nullptr; // no one type to show: a merge patch deletes it
     }
     status.update(fields);
     return status;

@@ -16,6 +16,7 @@
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct Rollup {
     // blocked by 1 pod(s) ...)", "node-c (installed)" (an agent that does not act: stopped or
     // powered off), "node-d (label only)". A deleted Node carries nothing and is not listed.
     std::vector<std::string> carrying_said;
+    // The runtime type each node installed at this generation says it runs the shim as, with
+    // those nodes: for a Shim that leaves it to each node's artifact, what they derived.
+    std::map<std::string, std::vector<std::string>> runtime_types;
 };
 
 Rollup rollup(const nlohmann::json& shim, const NodeViews& nodes);
@@ -47,8 +51,11 @@ Rollup rollup(const nlohmann::json& shim, const NodeViews& nodes);
 std::vector<Condition> node_conditions(const nlohmann::json& shim, const Rollup& rollup);
 
 // The status the Shim should have: observedGeneration, nodes and conditions merged into its
-// current ones. `runtime_class`: the RuntimeClassReady condition, or nullopt to keep whatever
-// it says now (the RuntimeClass could not be judged this time).
+// current ones, and spec_status_fields. For a Shim whose runtime type each node's artifact says:
+// runtimeType when every node installed at this generation derived the same one, and
+// runtimeTypeFrom naming the nodes that disagree otherwise. `runtime_class`: the RuntimeClassReady
+// condition, or nullopt to keep whatever it says now (the RuntimeClass could not be judged this
+// time).
 nlohmann::json desired_status(const nlohmann::json& shim, const Rollup& rollup,
                               const std::optional<Condition>& runtime_class,
                               const std::string& now);
