@@ -23,8 +23,8 @@
 #     API server restarted, so every watch and read is answered 401: a drop-in still converges,
 #     the cluster's shim stays, `status`, status.json and the agent's log say `credentials
 #     refused since …` and name the token file; the valid token put back: connected again;
-#   - the token file removed (its watches stay open): the same, naming the file that cannot be
-#     read.
+#   - the token file removed and the API server restarted: the same, naming the file that cannot
+#     be read.
 # seconds-about: 260
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -207,53 +207,6 @@ kube_wait_for 60 burst_done ||
 coordinator_is "$coordinator_alive" || fail "the coordinator restarted: $(unit_line "$coordinator")"
 echo "ok: etcd back: the coordinator wrote Shim burst's RuntimeClass and status, no restart"
 
-echo "--- etcd stopped while the agent holds rollout slots"
-starts=$(node_starts)
-rolling="  rolloutStrategy: {type: rolling, rolling: {maxUpdate: 1}}"
-for n in 1 2 3; do
-    echo ---
-    kube_shim_yaml "roll$n" "$SERVER_URL/hold/1/roll$n-v1.tar.gz" "$(node_shim_digest "roll$n" v1)" "$rolling"
-done | kube_admin apply -f - >/dev/null
-roll_downloading() { grep -q "fetch roll[123]: downloading" "$agent_log"; }
-kube_wait_for 90 roll_downloading || fail "the agent did not start installing roll1..3: $(tail -n 30 "$agent_log")"
-# The coordinator grants the three at once; the agent takes what it has seen granted when its
-# reconcile starts (two or three: the third may come a moment later and wait for the next one).
-# Two held are enough to outlast the watchdog on a build whose slot requests do not ping.
-taken=$(grep -c "rollout: took slot .* for Shim/roll" "$agent_log")
-((taken >= 2)) || fail "the agent holds $taken rollout slot(s) for its transaction, not 2 or 3: $(grep "rollout:" "$agent_log" | tail -n 20)"
-kill -STOP "$KUBE_ETCD_PID"
-hung_at=$SECONDS
-pinged_from=$(wc -l <"$pings")
-# The slots go stale (no renewal answered for two thirds of the lease), then the downloads end.
-hold 12
-curl -fsS "$SERVER_URL/_release" >/dev/null || fail "the artifact server did not release the held downloads"
-hold $((hung_at + 2 * watchdog - SECONDS))
-echo "ok: the agent lived through $((SECONDS - hung_at)) s of a hanging API server holding slots ($(unit_line))"
-for n in 1 2 3; do
-    ! node_cri_has_handler "roll$n" ||
-        fail "the agent installed roll$n on a slot it could not confirm: $(grep "rollout:" "$agent_log" | tail -n 20)"
-done
-grep -q "rollout: not changing Shim/roll" "$agent_log" ||
-    fail "the agent does not say it stopped before its point of no return: $(grep "rollout:" "$agent_log" | tail -n 20)"
-coordinator_pinged_within $((watchdog / 2)) "$pinged_from"
-echo "ok: nothing installed on a stale slot; the coordinator lived through it ($(unit_line "$coordinator"))"
-kill -CONT "$KUBE_ETCD_PID"
-kube_wait_for 120 kube_ready || fail "the API server did not recover with etcd back"
-rolls_installed() {
-    local n
-    for n in 1 2 3; do
-        [[ "$(annotation_state "roll$n")" == installed@1 &&
-            "$(kube_admin get shim "roll$n" -o jsonpath='{.status.nodes.installed}')" == 1 ]] || return 1
-    done
-}
-kube_wait_for 180 rolls_installed ||
-    fail "etcd back, roll1..3 did not install ($(annotation_state roll1) $(annotation_state roll2) $(annotation_state roll3)): $(grep "rollout:" "$agent_log" | tail -n 20)"
-for n in 1 2 3; do
-    node_cri_has_handler "roll$n" || fail "node-a says roll$n is installed but CRI does not list it"
-done
-unit_is "$alive" || fail "the agent restarted: $(unit_line)"
-coordinator_is "$coordinator_alive" || fail "the coordinator restarted: $(unit_line "$coordinator")"
-echo "ok: etcd back: roll1..3 installed through new slots, their status says so, no restart"
 
 echo "--- the node's token refused"
 starts=$(node_starts)
@@ -300,6 +253,10 @@ echo "ok: the token back: connected, nothing changed, no restart ($(unit_line))"
 echo "--- the node's token file removed"
 starts=$(node_starts)
 rm -f "$token_file"
+# As above: open watches were authenticated when they began; restarted, they need the token.
+kube_stop_pid "$KUBE_APISERVER_PID"
+kube_start_apiserver "$KUBE_APISERVER_PORT" "$KUBE_ETCD_PORT"
+kube_wait_for 120 kube_ready || fail "the API server did not come back"
 drop_in gone
 kube_wait_for 60 converged_or_gone gone || true
 unit_is "$alive" || fail "the agent died or restarted: $(unit_line); its log: $(tail -n 30 "$agent_log")"
@@ -327,4 +284,69 @@ kube_wait_for 60 agent_reachable ||
     fail "containerd started $(($(node_starts) - starts)) times, not once (for gone)"
 unit_is "$alive" || fail "the agent restarted: $(unit_line)"
 echo "ok: the token file back: connected, no restart ($(unit_line))"
+echo "--- etcd stopped while the agent holds rollout slots"
+starts=$(node_starts)
+rolling="  rolloutStrategy: {type: rolling, rolling: {maxUpdate: 1}}"
+systemctl --user stop "$coordinator"
+for n in 1 2 3; do
+    echo ---
+    kube_shim_yaml "roll$n" "$SERVER_URL/hold/1/roll$n-v1.tar.gz" "$(node_shim_digest "roll$n" v1)" "$rolling"
+done | kube_admin apply -f - >/dev/null
+# All three slots in one transaction: the coordinator grants them while the agent is stopped, so
+# the agent's slot watch starts with the three (granted one by one to a running agent, the first
+# grant may start a transaction before the others arrive).
+requests_of_node_a() {
+    kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/slot_requests}'
+}
+asked_for_three() { [[ "$(requests_of_node_a)" == *roll1*roll2*roll3* ]]; }
+kube_wait_for 60 asked_for_three || fail "node-a did not ask for slots of roll1..3: $(requests_of_node_a)"
+systemctl --user stop "$unit"
+systemctl --user start "$coordinator"
+granted_three() {
+    (($(kube_admin get leases -n shimkeeper-system \
+        -o jsonpath='{range .items[*]}{.metadata.name}={.spec.holderIdentity}{"\n"}{end}' |
+        grep -c '^roll[123]-slot-0=node-a$') == 3))
+}
+kube_wait_for 60 granted_three || fail "the coordinator did not grant roll1..3 to node-a: $(tail -n 20 "$coordinator_log")"
+systemctl --user start "$unit" || fail "the agent did not start again: $(tail -n 30 "$agent_log")"
+alive=$(unit_line)
+roll_downloading() { grep -q "fetch roll[123]: downloading" "$agent_log"; }
+kube_wait_for 60 roll_downloading || fail "the agent did not start installing roll1..3: $(tail -n 30 "$agent_log")"
+coordinator_alive=$(unit_line "$coordinator")
+taken=$(grep -c "rollout: took slot .* for Shim/roll" "$agent_log")
+((taken == 3)) || fail "the agent holds $taken rollout slot(s) for its transaction, not 3: $(grep "rollout:" "$agent_log" | tail -n 20)"
+kill -STOP "$KUBE_ETCD_PID"
+hung_at=$SECONDS
+pinged_from=$(wc -l <"$pings")
+# The slots go stale (no renewal answered for two thirds of the lease), then the downloads end.
+hold 12
+curl -fsS "$SERVER_URL/_release" >/dev/null || fail "the artifact server did not release the held downloads"
+hold $((hung_at + 2 * watchdog - SECONDS))
+echo "ok: the agent lived through $((SECONDS - hung_at)) s of a hanging API server holding slots ($(unit_line))"
+for n in 1 2 3; do
+    ! node_cri_has_handler "roll$n" ||
+        fail "the agent installed roll$n on a slot it could not confirm: $(grep "rollout:" "$agent_log" | tail -n 20)"
+done
+grep -q "rollout: not changing Shim/roll" "$agent_log" ||
+    fail "the agent does not say it stopped before its point of no return: $(grep "rollout:" "$agent_log" | tail -n 20)"
+coordinator_pinged_within $((watchdog / 2)) "$pinged_from"
+echo "ok: nothing installed on a stale slot; the coordinator lived through it ($(unit_line "$coordinator"))"
+kill -CONT "$KUBE_ETCD_PID"
+kube_wait_for 120 kube_ready || fail "the API server did not recover with etcd back"
+rolls_installed() {
+    local n
+    for n in 1 2 3; do
+        [[ "$(annotation_state "roll$n")" == installed@1 &&
+            "$(kube_admin get shim "roll$n" -o jsonpath='{.status.nodes.installed}')" == 1 ]] || return 1
+    done
+}
+kube_wait_for 180 rolls_installed ||
+    fail "etcd back, roll1..3 did not install ($(annotation_state roll1) $(annotation_state roll2) $(annotation_state roll3)): $(grep "rollout:" "$agent_log" | tail -n 20)"
+for n in 1 2 3; do
+    node_cri_has_handler "roll$n" || fail "node-a says roll$n is installed but CRI does not list it"
+done
+unit_is "$alive" || fail "the agent restarted: $(unit_line)"
+coordinator_is "$coordinator_alive" || fail "the coordinator restarted: $(unit_line "$coordinator")"
+echo "ok: etcd back: roll1..3 installed through new slots, their status says so, no restart"
+
 systemctl --user stop "$unit" "$coordinator"
