@@ -203,9 +203,30 @@ TEST_F(Kubeconfig, UserNotAMapping) {
     expect_refused(config(good_cluster(), "    \n"), {"users[0] (\"u\").user", "not a mapping"});
 }
 
-TEST_F(Kubeconfig, TokenFileUnreadable) {
-    expect_refused(config(good_cluster(), "    tokenFile: /nonexistent/token\n"),
-                   {"user.tokenFile", "/nonexistent/token"});
+// Issue 22: a token file that is missing or empty is a credential refused at each request (the
+// agent rides it out like a 401 and names the file to renew), never a kubeconfig that fails to
+// load (which stopped the node's own files from applying).
+TEST_F(Kubeconfig, TokenFileMissingOrEmptyIsARefusedCredentialNamingIt) {
+    auto loaded = load_kubeconfig(config(good_cluster(), "    tokenFile: /nonexistent/token\n"));
+    ASSERT_TRUE(loaded) << loaded.error().message();
+    BearerToken missing(*loaded);
+    auto refused = missing.current();
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), shimkeeper::util::ErrorCode::refused);
+    EXPECT_NE(refused.error().message().find("cannot read the kubeconfig's tokenFile "
+                                             "/nonexistent/token"),
+              std::string::npos)
+        << refused.error().message();
+
+    write("empty-token", "\n");
+    auto with_empty = load_kubeconfig(config(good_cluster(), "    tokenFile: empty-token\n"));
+    ASSERT_TRUE(with_empty) << with_empty.error().message();
+    BearerToken empty(*with_empty);
+    auto empty_refused = empty.current();
+    ASSERT_FALSE(empty_refused);
+    EXPECT_EQ(empty_refused.error().code(), shimkeeper::util::ErrorCode::refused);
+    EXPECT_NE(empty_refused.error().message().find("empty-token is empty"), std::string::npos)
+        << empty_refused.error().message();
 }
 
 TEST_F(Kubeconfig, CertificateWithoutKey) {

@@ -45,5 +45,36 @@ TEST(KubeApiPass, AfterTheFirstRequestWithoutAnAnswerTheRestFailAtOnce) {
     EXPECT_EQ(pings, 3); // the watchdog is pinged before every request, asked or not
 }
 
+TEST(KubeApiPass, AStoppedPassAsksNothingMore) {
+    bool stopping = false;
+    ApiPass pass({}, [&stopping] { return !stopping; });
+    ASSERT_TRUE(pass.before_request());
+    stopping = true; // the slot renewal's, when the transaction ends
+    auto next = pass.before_request();
+    ASSERT_FALSE(next);
+    EXPECT_EQ(next.error().message(), "not asked: the pass was stopped");
+}
+
+TEST(KubeApiPass, ASiblingPingsTheSameWatchdogAndAsksAfresh) {
+    int pings = 0;
+    ApiPass pass([&pings] { ++pings; });
+    pass.note_no_answer(util::Error(util::ErrorCode::network, "Timeout was reached"));
+    ASSERT_FALSE(pass.before_request());
+    // Marking a rollout failed is still asked, once, in a pass of its own.
+    const std::shared_ptr<ApiPass> marking = pass.sibling();
+    EXPECT_TRUE(marking->before_request());
+    EXPECT_EQ(pings, 2);
+}
+
+TEST(KubeApiPass, KeepsTheFirstRefusal) {
+    ApiPass pass;
+    EXPECT_FALSE(pass.refused());
+    pass.note_refused(util::Error(util::ErrorCode::refused, "tokenFile /t cannot be read"));
+    pass.note_refused(util::Error(util::ErrorCode::refused, "a later one"));
+    ASSERT_TRUE(pass.refused());
+    EXPECT_EQ(pass.refused()->message(), "tokenFile /t cannot be read");
+    EXPECT_TRUE(pass.answered_so_far()); // refused is an answer, not a hang
+}
+
 } // namespace
 } // namespace shimkeeper::kubeapi

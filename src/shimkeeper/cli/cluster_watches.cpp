@@ -8,7 +8,8 @@ start_cluster_watches(const GlobalOptions& options, const util::Log& log) {
     if (!ctx || !ctx->cluster) {
         return nullptr;
     }
-    return cluster::agent::AgentWatches::start(*ctx->cluster, log);
+    // A slot claim between reconciles pings the watchdog before each request, as a reconcile does.
+    return cluster::agent::AgentWatches::start(*ctx->cluster, log, daemon::watchdog_keepalive);
 }
 
 daemon::ChangeSource change_source_of(cluster::agent::AgentWatches& watches) {

@@ -7,10 +7,12 @@
 //
 // It reads only `[kube] kubeconfig` and `namespace` from the -c file. The loop is the
 // coordinator's own curl-multi loop, turned in slices of at most 200 ms so that SIGTERM and the
-// systemd watchdog are served between them (a pass's writes are blocking REST calls: see
-// WatchdogSec in units/shimkeeper-coordinator.service).
+// systemd watchdog are served between them; a round's or a pass's blocking REST calls ping the
+// watchdog before each request, and a pass stops at its first unanswered one (see WatchdogSec
+// in units/shimkeeper-coordinator.service).
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cluster/coordinator/coordinator.hpp"
+#include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/spec/settings_file.hpp"
 
 #include <csignal>
@@ -57,6 +59,9 @@ util::Expected<int> coordinate(const GlobalOptions& options, const std::string& 
     cluster::coordinator::CoordinatorSettings coordinator_settings;
     coordinator_settings.ns = settings.kube->namespace_name;
     coordinator_settings.identity = identity.empty() ? candidate_identity() : identity;
+    // A pass's writes block the loop: each request is bounded by a quarter of WatchdogSec
+    // (kubeapi/request_bound.hpp) and pings the watchdog first.
+    coordinator_settings.heartbeat = daemon::watchdog_keepalive;
     cluster::coordinator::Coordinator coordinator(
         *loop, client, coordinator_settings,
         {"shimkeeper.containerd.x-k8s.io/coordinator", coordinator_settings.identity}, log);

@@ -128,7 +128,8 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
         watches->wait_for(
             *gate ? (*gate)->waiting_for()
                   : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{},
-            *gate ? (*gate)->held_shims() : std::set<std::string>{});
+            *gate ? (*gate)->held_shims() : std::set<std::string>{},
+            ctx.cluster ? ctx.cluster->pass() : nullptr);
     }
     report_metrics(ctx, outcome, clock);
     auto state = ctx.store.load_state();

@@ -11,10 +11,13 @@ util::Expected<std::string> BearerToken::current() {
     if (m_file.empty()) {
         return m_token;
     }
+    // A token that cannot be read is a credential refused before it is sent (ErrorCode::refused):
+    // callers ride it out as they do a 401 (the last reading stands, the node's own files still
+    // apply) and name the file to renew.
     struct stat info {};
     if (::stat(m_file.c_str(), &info) != 0) {
         return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::io, "cannot read the kubeconfig's tokenFile " + m_file.string(),
+            util::ErrorCode::refused, "cannot read the kubeconfig's tokenFile " + m_file.string(),
             errno));
     }
     bool same = info.st_ino == m_inode && info.st_size == m_size &&
@@ -31,8 +34,9 @@ util::Expected<std::string> BearerToken::current() {
         token.pop_back();
     }
     if (!in || token.empty()) {
-        return util::fail(util::ErrorCode::io,
-                          "the kubeconfig's tokenFile " + m_file.string() + " is empty");
+        return util::fail(util::ErrorCode::refused, "the kubeconfig's tokenFile " +
+                                                        m_file.string() +
+                                                        (in ? " is empty" : " cannot be read"));
     }
     m_token = std::move(token);
     m_inode = info.st_ino;

@@ -17,7 +17,8 @@ public:
     explicit BearerToken(const KubeConfig& config)
         : m_token(config.token), m_file(config.token_file) {}
 
-    // The token to send now; empty when the kubeconfig uses a client certificate only.
+    // The token to send now; empty when the kubeconfig uses a client certificate only. A
+    // tokenFile that is missing, unreadable or empty: ErrorCode::refused, naming the file.
     util::Expected<std::string> current();
 
 private:

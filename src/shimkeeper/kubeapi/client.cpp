@@ -35,7 +35,14 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
         if (m_pass) {
             TRY(m_pass->before_request());
         }
-        auto transfer = TRY(m_connection.prepare(method, path, body, content_type));
+        auto prepared = m_connection.prepare(method, path, body, content_type);
+        if (!prepared) {
+            if (m_pass && prepared.error().code() == util::ErrorCode::refused) {
+                m_pass->note_refused(prepared.error());
+            }
+            return std::unexpected(std::move(prepared.error()));
+        }
+        auto transfer = std::move(*prepared);
         auto performed = m_connection.perform(*transfer);
         if (!performed) {
             if (m_pass) {
@@ -50,6 +57,11 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
                 api_error(method_name(method), path, response.http_code, response.body));
         } else if (m_pass) {
             m_pass->note_answer();
+            // A 401 only: a 403 mid-pass is one action refused (a policy), not the credential.
+            if (response.http_code == 401) {
+                m_pass->note_refused(
+                    api_error(method_name(method), path, response.http_code, response.body));
+            }
         }
         if (response.http_code != 429 || attempt >= m_throttle_retries) {
             break;

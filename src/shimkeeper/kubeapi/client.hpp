@@ -45,6 +45,7 @@ public:
     void set_throttle_retries(int retries) { m_throttle_retries = retries; }
     // The pass this client's requests belong to (request_bound.hpp); none: each stands alone.
     void join_pass(std::shared_ptr<ApiPass> pass) { m_pass = std::move(pass); }
+    const std::shared_ptr<ApiPass>& pass() const { return m_pass; }
 
     util::Expected<nlohmann::json> get(const Resource& resource, std::string_view ns,
                                        std::string_view name);

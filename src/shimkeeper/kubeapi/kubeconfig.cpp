@@ -40,9 +40,9 @@ public:
         return node.Scalar();
     }
 
-    // A file field: relative to the kubeconfig's folder; it must exist now.
-    util::Expected<std::filesystem::path> file(const YAML::Node& parent, const char* key,
-                                               const std::string& where) const {
+    // A file field's path: relative to the kubeconfig's folder; empty when absent.
+    util::Expected<std::filesystem::path> location(const YAML::Node& parent, const char* key,
+                                                   const std::string& where) const {
         std::string value = TRY(text(parent, key, where));
         if (value.empty()) {
             return std::filesystem::path();
@@ -50,6 +50,16 @@ public:
         std::filesystem::path path = value;
         if (path.is_relative()) {
             path = m_file.parent_path() / path;
+        }
+        return path;
+    }
+
+    // A file field that must exist now.
+    util::Expected<std::filesystem::path> file(const YAML::Node& parent, const char* key,
+                                               const std::string& where) const {
+        std::filesystem::path path = TRY(location(parent, key, where));
+        if (path.empty()) {
+            return path;
         }
         std::ifstream probe(path);
         if (!probe) {
@@ -146,7 +156,9 @@ util::Expected<void> read_user(const Reader& reader, const YAML::Node& user,
     }
     config.token = TRY(reader.text(user, "token", where));
     if (config.token.empty()) { // a token beside a tokenFile wins, as in client-go
-        config.token_file = TRY(reader.file(user, "tokenFile", where));
+        // Read at each request (bearer_token.hpp), which reports one missing or empty as a
+        // refused credential naming the file: a token that goes away must not fail the load.
+        config.token_file = TRY(reader.location(user, "tokenFile", where));
     }
     config.client_certificate = TRY(reader.pem(user, "client-certificate", where));
     config.client_key = TRY(reader.pem(user, "client-key", where));

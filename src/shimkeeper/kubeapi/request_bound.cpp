@@ -23,8 +23,9 @@ std::chrono::milliseconds request_time_bound() {
 }
 
 util::Expected<void> ApiPass::before_request() const {
-    if (m_heartbeat) {
-        m_heartbeat();
+    ping();
+    if (m_wanted && !m_wanted()) {
+        return util::fail(util::ErrorCode::network, "not asked: the pass was stopped");
     }
     if (m_no_answer) {
         return util::fail(util::ErrorCode::network,

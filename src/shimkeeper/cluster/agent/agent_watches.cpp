@@ -10,9 +10,11 @@
 namespace shimkeeper::cluster::agent {
 
 util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterSource& source,
-                                                                  const util::Log& log) {
+                                                                  const util::Log& log,
+                                                                  std::function<void()> heartbeat) {
     auto loop = TRY(kubeapi::CurlEventLoop::create());
     std::unique_ptr<AgentWatches> out(new AgentWatches(std::move(loop), log));
+    out->m_heartbeat = std::move(heartbeat);
     out->m_watch = TRY(ClusterWatch::create(*out->m_loop, source, log));
     TRY(out->m_watch->start());
 
@@ -86,7 +88,8 @@ void AgentWatches::close_slot_watch_when_idle() {
 }
 
 void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims,
-                            const std::set<std::string>& held) {
+                            const std::set<std::string>& held,
+                            std::shared_ptr<kubeapi::ApiPass> pass) {
     m_waiting = std::move(shims);
     for (const std::string& shim : held) {
         m_asked_since.erase(shim);
@@ -96,7 +99,8 @@ void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTa
             m_log.warning("cluster watches: " + opened.error().message());
         }
     }
-    claim_granted_slots(); // a grant seen during the reconcile is taken now, not at the next one
+    // A grant seen during the reconcile is taken now, not at the next one.
+    claim_granted_slots(std::move(pass));
     close_slot_watch_when_idle();
 }
 
@@ -120,9 +124,11 @@ model::SlotRequests AgentWatches::requests() {
     return out;
 }
 
-void AgentWatches::claim_granted_slots() {
+void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
     const std::vector<model::SlotSeen>& own = m_slots.slots();
     const auto now = std::chrono::steady_clock::now();
+    m_slot_client->join_pass(pass ? std::move(pass)
+                                  : std::make_shared<kubeapi::ApiPass>(m_heartbeat));
     for (const auto& [shim, target] : m_waiting) {
         if (!target || m_claimed.contains(shim)) {
             continue; // unresolved (the coordinator's status wakes it: ClusterWatch), or claimed

@@ -15,6 +15,7 @@
 #include "shimkeeper/kubeapi/watch.hpp"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,9 +32,10 @@ inline constexpr std::chrono::seconds k_slot_watch_grace{5};
 
 class AgentWatches {
 public:
-    // An Error when the watches cannot be set up at all.
-    static util::Expected<std::unique_ptr<AgentWatches>> start(const ClusterSource& source,
-                                                               const util::Log& log);
+    // An Error when the watches cannot be set up at all. `heartbeat`: the daemon's watchdog
+    // ping, called before each request a slot claim makes (request_bound.hpp); may be empty.
+    static util::Expected<std::unique_ptr<AgentWatches>>
+    start(const ClusterSource& source, const util::Log& log, std::function<void()> heartbeat = {});
 
     ~AgentWatches();
     AgentWatches(const AgentWatches&) = delete;
@@ -59,9 +61,11 @@ public:
     // coordinator grants as soon as its Lease reaches this node's watch: one request, and only
     // then does the daemon wake (take_urgent), with the slot already held.
     // `held`: Shims the reconcile held a slot for; waiting for one of them again is a new
-    // request (the coordinator does not grant a request again once its slot went).
+    // request (the coordinator does not grant a request again once its slot went). `pass`: the
+    // reconcile's (ClusterSource::pass), which a slot taken now joins; none: a pass of its own.
     void wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims,
-                  const std::set<std::string>& held = {});
+                  const std::set<std::string>& held = {},
+                  std::shared_ptr<kubeapi::ApiPass> pass = nullptr);
     // What this node asks for, for the Node report: each waited-for Shim generation, with when
     // this daemon first asked (a daemon started again asks anew, slot_grant.hpp).
     model::SlotRequests requests();
@@ -89,7 +93,10 @@ private:
     bool m_wake_now = false;
 
     void on_slot_change(const std::string& shim);
-    void claim_granted_slots();
+    // Takes the slots granted for what waits, in `pass` (none: a new one, pinging m_heartbeat):
+    // a claim runs on the daemon's loop, between or at the end of reconciles.
+    void claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass = nullptr);
+    std::function<void()> m_heartbeat;
     // The slot watch is open only while this node waits for a slot, holds one or has one
     // granted: an idle agent keeps two watches (Shims, its Node), not three (issue 23). It is
     // opened at start (a slot held from before a restart), and closed k_slot_watch_grace after

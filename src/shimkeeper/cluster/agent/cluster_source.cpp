@@ -293,8 +293,10 @@ util::Expected<std::string> ClusterSource::settle_pass() const {
     }
     ClusterSnapshot& kept = *remembered;
     const bool outage_kept = !kept.unreachable_since.empty() || !kept.refused_since.empty();
-    std::optional<util::Error> refusal;
-    if (!m_pass->no_answer() && m_pass->answers() == 0 && outage_kept) {
+    // A refusal met by any request of the pass (its reading may have come from open watches,
+    // which a token expired or gone does not close).
+    std::optional<util::Error> refusal = m_pass->refused();
+    if (!refusal && !m_pass->no_answer() && m_pass->answers() == 0 && outage_kept) {
         // An outage stands until a request is answered; a pass that made none asks once.
         kubeapi::Client client = TRY(this->client());
         auto node = client.get(kubeapi::nodes_resource(), "", node_name());

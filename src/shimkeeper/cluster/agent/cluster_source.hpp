@@ -99,6 +99,8 @@ public:
     void set_heartbeat(std::function<void()> heartbeat) {
         m_pass = std::make_shared<kubeapi::ApiPass>(std::move(heartbeat));
     }
+    // This source's pass: the reconcile's, which the rollout slots' requests join too.
+    const std::shared_ptr<kubeapi::ApiPass>& pass() const { return m_pass; }
     // A client for the node's credential in this source's pass (kubeapi/request_bound.hpp):
     // after the first request that got no answer, the others fail at once.
     util::Expected<kubeapi::Client> client() const;

@@ -107,7 +107,10 @@ RolloutGate::create(const ClusterSource& cluster, const store::Store& store, con
     if (!cluster.last_reading()) {
         return nullptr;
     }
-    auto client = TRY(kubeapi::Client::from_kubeconfig(cluster.kubeconfig()));
+    // In the reconcile's pass (request_bound.hpp): every take, release and failure marking pings
+    // the watchdog first, and after the pass's first unanswered request a take or a release is
+    // not asked (the slot waits, or expires on its own).
+    auto client = TRY(cluster.client());
     return std::unique_ptr<RolloutGate>(
         new RolloutGate(cluster, store, log, std::move(client), watched, std::move(claimed)));
 }
@@ -276,12 +279,22 @@ util::Expected<void> RolloutGate::confirm_fresh_slots() {
 }
 
 void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
+    const std::shared_ptr<kubeapi::ApiPass> pass = m_client.pass();
     if (m_renewal) {
+        // The join waits for at most the renewal's request in flight (it asks nothing more once
+        // stopped): one bound, after a ping.
+        if (pass) {
+            pass->ping();
+        }
         m_held = m_renewal->stop();
         m_renewal.reset();
     }
     SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, m_cluster.node_name(),
                       k_slot_lease_duration);
+    // A failure is marked even when an earlier request of the reconcile got no answer (a halt
+    // lost is a rollout going on over a failing Shim), in a pass of its own: pinged before each
+    // request, given up after its own first unanswered one.
+    std::shared_ptr<kubeapi::ApiPass> marking;
     const bool ok = outcome && outcome->exit_code() == 0;
     const std::set<std::string> halting = shims_to_halt(outcome, m_refused_about);
     for (const HeldSlot& held : m_held) {
@@ -311,7 +324,12 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
             continue;
         }
         const std::string reason = outcome ? outcome->reason : outcome.error().message();
+        if (pass && !marking) {
+            marking = pass->sibling();
+        }
+        m_client.join_pass(marking);
         auto marked = keeper.fail(held, reason);
+        m_client.join_pass(pass);
         m_log.error("rollout: " + what + " failed here (" + reason + "); " +
                         (marked
                              ? "slot " + *marked + " marked failed: the rollout halts"

@@ -219,19 +219,24 @@ void SlotRenewal::loop() {
     const auto period =
         std::chrono::duration_cast<std::chrono::milliseconds>(m_keeper.duration()) / 3;
     std::unique_lock lock(m_mutex);
-    while (!m_wake.wait_for(lock, period, [this] { return m_stopping; })) {
+    while (!m_wake.wait_for(lock, period, [this] { return m_stopping.load(); })) {
         // Renewed on a copy, without the lock: a request can hang for as long as the client
         // lets it, and the gate must still read how fresh each slot is meanwhile.
         std::vector<HeldSlot> renewing = m_held;
         lock.unlock();
+        m_client.join_pass(std::make_shared<kubeapi::ApiPass>(
+            std::function<void()>{}, [this] { return !m_stopping.load(); }));
         for (HeldSlot& held : renewing) {
+            if (m_stopping) {
+                break; // the transaction ended: the gate releases or marks what it holds
+            }
             if (!held.lost.empty()) {
                 continue; // another node's now: writing it again could only fail
             }
             // A failed renewal is retried next period; the slot expires only if every renewal
             // within a lease duration fails, and then another node may take it: that is the rule,
             // and the gate then stops the transaction before its point of no return.
-            if (auto renewed = m_keeper.renew(held); !renewed) {
+            if (auto renewed = m_keeper.renew(held); !renewed && !m_stopping) {
                 m_log.warning("rollout: " + renewed.error().message() +
                               (held.lost.empty() ? "" : "; this node no longer holds it"));
             }

@@ -17,6 +17,7 @@
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/util/log.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -80,7 +81,9 @@ private:
 };
 
 // Renews the given slots every duration/3 on a thread with its own connection, from
-// construction to stop() (or destruction). What it renewed is handed back by stop().
+// construction to stop() (or destruction). What it renewed is handed back by stop(). Each round
+// is a pass of its own (request_bound.hpp): after its first unanswered request the round's other
+// renewals wait for the next round, and stop() fails whatever it has not asked yet.
 class SlotRenewal {
 public:
     SlotRenewal(kubeapi::KubeConfig config, std::string ns, std::string me,
@@ -101,7 +104,9 @@ private:
     util::Log m_log;
     mutable std::mutex m_mutex;
     std::condition_variable m_wake;
-    bool m_stopping = false;
+    // Also read without the lock between requests: once set, the thread asks nothing more, so
+    // stop() waits for at most the request in flight.
+    std::atomic<bool> m_stopping = false;
     std::vector<HeldSlot> m_held;
     std::thread m_thread;
 };

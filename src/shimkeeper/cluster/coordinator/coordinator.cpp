@@ -161,10 +161,15 @@ void Coordinator::schedule_round(std::chrono::milliseconds delay) {
     m_round_timer = std::move(*timer);
 }
 
+void Coordinator::begin_requests() {
+    m_client.join_pass(std::make_shared<kubeapi::ApiPass>(m_settings.heartbeat));
+}
+
 void Coordinator::round() {
     if (m_released) {
         return;
     }
+    begin_requests();
     ++m_stats.rounds;
     const auto now = Clock::now();
     auto held = m_elector.try_acquire_or_renew(now);
@@ -305,6 +310,7 @@ void Coordinator::pass() {
         m_pass_owed = true; // the next round ends the term, or renews it and runs the pass
         return;
     }
+    begin_requests();
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
     load_slots_into_view();
     PassOutcome outcome = runner.run(m_view);
@@ -351,6 +357,7 @@ void Coordinator::grant_pass() {
     if (!still_leading() || !views_synced()) {
         return; // the next full pass grants
     }
+    begin_requests();
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
     load_slots_into_view();
     // A failed grant needs no retry of its own: the slot's event also armed a full pass
@@ -360,6 +367,7 @@ void Coordinator::grant_pass() {
 
 util::Expected<void> Coordinator::release() {
     m_released = true;
+    begin_requests();
     m_round_timer.reset();
     m_lease_watch.reset();
     end_term("released");

@@ -30,6 +30,7 @@
 #include "shimkeeper/kubeapi/watch.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <random>
 
@@ -47,6 +48,10 @@ struct CoordinatorSettings {
     std::chrono::milliseconds settle{300}; // from a change to the pass that handles it
     std::chrono::milliseconds backoff_initial{1000};
     std::chrono::milliseconds backoff_max{60'000};
+    // Called before every request (systemd's watchdog ping under `shimkeeper coordinate`); may
+    // be empty. Each round, pass and grant pass is an ApiPass (kubeapi/request_bound.hpp): it
+    // pings before each request and asks nothing more after its first unanswered one.
+    std::function<void()> heartbeat;
 };
 
 // Counters for status output and tests.
@@ -93,6 +98,8 @@ private:
     bool views_synced() const { return m_shims_synced && m_nodes_synced && m_classes_synced; }
     void load_slots_into_view();
     bool still_leading() const;
+    // The requests from now on (a round, a pass, a release) form a new ApiPass.
+    void begin_requests();
     void report_watch_problems();
 
     kubeapi::CurlEventLoop& m_loop;

@@ -58,16 +58,19 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
             m_outcome.interrupted = true;
             return m_outcome;
         }
+        if (api_silent()) {
+            return m_outcome;
+        }
         if (auto found = view.shims.find(name); found != view.shims.end()) {
             const json shim = found->second; // a copy: writes replace the view's
             reconcile_shim(shim);
         }
     }
-    if (m_leading()) {
+    if (m_leading() && !api_silent()) {
         remove_orphans();
         reclaim_slots();
     }
-    if (m_leading()) {
+    if (m_leading() && !api_silent()) {
         grant_slots(" (in a pass)");
     }
     return m_outcome;
@@ -455,6 +458,17 @@ void CoordinatorPass::emit(const json& shim, kubeapi::EventType type, const std:
         m_log.warning("coordinator: could not record Event " + reason + " on Shim " +
                       regarding.name + ": " + emitted.error().message());
     }
+}
+
+bool CoordinatorPass::api_silent() {
+    const std::shared_ptr<kubeapi::ApiPass>& pass = m_client.pass();
+    if (!pass || !pass->no_answer()) {
+        return false;
+    }
+    if (m_outcome.errors.empty()) { // an Event, whose failure is only logged
+        failed("the pass", *pass->no_answer());
+    }
+    return true;
 }
 
 void CoordinatorPass::failed(const std::string& what, util::Error error) {

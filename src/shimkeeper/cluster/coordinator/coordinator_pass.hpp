@@ -14,7 +14,9 @@
 // The status also carries the rollout (rollout_status.hpp): status.slots and RolloutHalted, with
 // a Warning Event when a rollout halts.
 // A failed write is reported and the pass goes on with the next Shim; the caller retries the
-// whole pass later (everything here is idempotent). Nothing is written once `leading` says no.
+// whole pass later (everything here is idempotent). Nothing is written once `leading` says no,
+// nor after a request the API server did not answer (a hang, a 5xx: the client's ApiPass,
+// kubeapi/request_bound.hpp): the pass stops there, failed, and the caller's backoff retries.
 // What a write returns goes into the view at once: a pass that runs before the watch has
 // delivered our own write must not take the older object for the truth and write again.
 #pragma once
@@ -102,6 +104,8 @@ private:
     void emit(const nlohmann::json& shim, kubeapi::EventType type, const std::string& reason,
               const std::string& action, const std::string& note);
     void failed(const std::string& what, util::Error error);
+    // True once a request of this pass got no answer; the pass then counts as failed.
+    bool api_silent();
 
     kubeapi::Client& m_client;
     kubeapi::EventRecorder& m_events;
