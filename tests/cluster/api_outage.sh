@@ -14,17 +14,17 @@
 #     just before etcd stops: it lives too (NRestarts 0), its watchdog is never left half an
 #     interval without a ping (its requests ping first, and its pass stops at the first
 #     unanswered one), and once etcd is back it writes what it could not;
-#   - etcd stopped again while the agent holds rollout slots for two or three rolling Shims
-#     (maxUpdate 1) whose downloads the artifact server holds: the downloads go on after the slots went stale,
-#     and the agent neither dies (its slot take, release and renewal join the reconcile's pass:
-#     pinged, and not asked after the first unanswered one) nor passes its point of no return;
-#     etcd back: the coordinator grants again, the three install, their status says so;
 #   - the node's bound token replaced with an invalid one (atomically, as a renewal would) and the
 #     API server restarted, so every watch and read is answered 401: a drop-in still converges,
 #     the cluster's shim stays, `status`, status.json and the agent's log say `credentials
 #     refused since …` and name the token file; the valid token put back: connected again;
 #   - the token file removed and the API server restarted: the same, naming the file that cannot
 #     be read.
+#   - last, etcd stopped again while the agent holds rollout slots for two or three rolling Shims
+#     (maxUpdate 1) whose downloads the artifact server holds: the downloads go on after the slots went stale,
+#     and the agent neither dies (its slot take, release and renewal join the reconcile's pass:
+#     pinged, and not asked after the first unanswered one) nor passes its point of no return;
+#     etcd back: the coordinator grants again, the three install, their status says so;
 # seconds-about: 260
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
