@@ -17,6 +17,7 @@ source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/rc_testbed.sh"
 "$SHIMKEEPER" -o json version | grep -q '"label-before-serving"' ||
     { echo "skip: $SHIMKEEPER is not a -DSHIMKEEPER_FAULT_INJECTION=ON build"; exit 77; }
 kube_require_peers
@@ -35,22 +36,10 @@ declare -A broken=([a]=label-before-serving [b]=label-patch-fails)
 # runs ahead of containerd for that long, not only for the restart (when CRI does not answer).
 declare -A linger=([a]="links:sleep 1.5" [b]="")
 for letter in a b; do
-    SHIMKEEPER_FAULT_SWITCH=${broken[$letter]} SHIMKEEPER_FAULT_RUN=${linger[$letter]} \
-        bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/$letter" "node-$letter" \
-        "$(kube_node_token_kubeconfig "node-$letter")" >"$T/$letter.out" 2>&1 &
-    sk_track $!
+    rc_node_start "$letter" SHIMKEEPER_FAULT_SWITCH="${broken[$letter]}" SHIMKEEPER_FAULT_RUN="${linger[$letter]}"
 done
-for letter in a b; do
-    kube_wait_for 90 test -e "$T/$letter/ready" || fail "node $letter did not come up: $(cat "$T/$letter.out")"
-done
-socket() { (source "$T/$1/node.env" && echo "$NODE_SOCKET"); }
-kube_as admin config view --raw -o jsonpath='{.users[0].user.token}' >"$T/admin.token"
-python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rc_invariant.py" record "$KUBE_SERVER" "$KUBE_CA" \
-    "$T/admin.token" wasm-inv "$T/samples.jsonl" "$T/stop-sampling" \
-    "$SHIMKEEPER_BUILD_DIR/tests/support/cri-client" "node-a=$(socket a)" "node-b=$(socket b)" \
-    2>"$T/sampler.err" &
-sampler=$!
-sk_track $sampler
+rc_nodes_ready a b
+rc_record wasm-inv
 
 shim_yaml() {
     kube_shim_yaml inv "$SERVER_URL/slow/$rate/inv-v1.tar.gz" "$(node_shim_digest inv v1)" \

@@ -23,6 +23,7 @@ source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/rc_testbed.sh"
 kube_require_peers
 node_reexec_in_namespace "$@"
 sk_init
@@ -35,22 +36,10 @@ rate=$(($(stat -c %s "$T/artifacts/inv-v1.tar.gz") / 2))
 kube_create_node node-a wasm=true
 kube_create_node node-b wasm=true
 coordinator_start coord-1
-for letter in a b; do
-    bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/$letter" "node-$letter" \
-        "$(kube_node_token_kubeconfig "node-$letter")" >"$T/$letter.out" 2>&1 &
-    sk_track $!
-done
-for letter in a b; do
-    kube_wait_for 90 test -e "$T/$letter/ready" || fail "node $letter did not come up: $(cat "$T/$letter.out")"
-done
-socket() { (source "$T/$1/node.env" && echo "$NODE_SOCKET"); }
-kube_as admin config view --raw -o jsonpath='{.users[0].user.token}' >"$T/admin.token"
-python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rc_invariant.py" record "$KUBE_SERVER" "$KUBE_CA" \
-    "$T/admin.token" wasm-inv "$T/samples.jsonl" "$T/stop-sampling" \
-    "$SHIMKEEPER_BUILD_DIR/tests/support/cri-client" "node-a=$(socket a)" "node-b=$(socket b)" \
-    2>"$T/sampler.err" &
-sampler=$!
-sk_track $sampler
+rc_node_start a
+rc_node_start b
+rc_nodes_ready a b
+rc_record wasm-inv
 
 # shim_yaml HANDLER [VARIANT]: Shim inv with that handler and slow artifact (v1), maxUpdate 1.
 shim_yaml() {

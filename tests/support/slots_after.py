@@ -9,21 +9,9 @@ or modified after it into an unfailed one (a takeover), is a slot taken after th
 Prints them ("slots taken after the failure: ..."); exits 1 if there is one, and 2 if the record
 holds no slot event at all (a dead recorder would otherwise prove the halt).
 """
-import json
 import sys
 
-
-def events(path):
-    text = open(path).read()
-    decoder = json.JSONDecoder()
-    at = 0
-    while True:
-        while at < len(text) and text[at].isspace():
-            at += 1
-        if at >= len(text):
-            return
-        event, at = decoder.raw_decode(text, at)
-        yield event
+from rollout_timeline import events  # the recorder's stream of watch events
 
 
 def main():
