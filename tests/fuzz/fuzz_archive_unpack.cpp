@@ -24,13 +24,24 @@ void check(bool ok, const char* what, const fs::path& where = {}) {
 }
 
 // One folder per process, made once: the artifact file and a fresh destination per input.
-const fs::path& work_dir() {
-    static const fs::path dir = [] {
+// Removed when the process exits normally (libFuzzer's -runs and -max_total_time end in exit(),
+// which runs this destructor); a crash leaves it for the reproduction.
+struct WorkDir {
+    fs::path path;
+    WorkDir() {
         std::string pattern = (fs::temp_directory_path() / "sk-fuzz-archive-XXXXXX").string();
         check(::mkdtemp(pattern.data()) != nullptr, "mkdtemp failed");
-        return fs::path(pattern);
-    }();
-    return dir;
+        path = pattern;
+    }
+    ~WorkDir() {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+};
+
+const fs::path& work_dir() {
+    static const WorkDir dir;
+    return dir.path;
 }
 
 bool inside(const fs::path& root, const fs::path& path) {
