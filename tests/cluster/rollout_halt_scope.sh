@@ -17,14 +17,20 @@ rollout_record
 
 strategy='  nodeSelector: {rollout: "yes"}
   rolloutStrategy: {rolling: {maxUpdate: 1}}'
-# node-1 alone first, so that it takes both slots in one transaction.
-for node in "${nodes[@]:1}"; do kill -STOP "${ROLLOUT_PIDS[$node]}"; done
+# node-1 alone first, so that it takes both slots in one transaction. Every agent waits until the
+# coordinator has written both Shims' slot counts: an agent that saw one count before the other
+# would ask for (and take) that Shim's slot alone.
+for node in "${nodes[@]}"; do kill -STOP "${ROLLOUT_PIDS[$node]}"; done
 {
     kube_shim_yaml good "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" "$strategy
   binary: containerd-shim-demo-v2"
     echo "---"
     kube_shim_yaml bad "$SERVER_URL/demo.tar.gz" "$(printf '%064d' 0)" "$strategy"
 } | kube_admin apply -f - >/dev/null
+counted() { [[ "$(kube_admin get shim "$1" -o jsonpath='{.status.observedGeneration}/{.status.slots}')" == 1/1 ]]; }
+kube_wait_for 60 counted good || fail "good's slot count was never written: $(kube_admin get shim good -o jsonpath='{.status}')"
+kube_wait_for 60 counted bad || fail "bad's slot count was never written: $(kube_admin get shim bad -o jsonpath='{.status}')"
+kill -CONT "${ROLLOUT_PIDS[node-1]}"
 
 halted() { # SHIM STATUS
     [[ "$(kube_admin get shim "$1" -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == "$2" ]]
