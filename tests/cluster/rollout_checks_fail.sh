@@ -22,25 +22,14 @@ export ROLLOUT_STEPS=$T/steps ROLLOUT_LINGER=2 SHIMKEEPER_FAULT_SWITCH=slot-wait
 rollout_agents 1 4 rollout=yes
 unset SHIMKEEPER_FAULT_SWITCH
 
-# expect_failure WHAT MESSAGE CMD...: CMD must fail and say MESSAGE.
-expect_failure() {
-    local what=$1 message=$2 out
-    shift 2
-    if out=$("$@" 2>&1); then
-        fail "$what passed on a broken rollout: $out"
-    fi
-    grep -q -- "$message" <<<"$out" || fail "$what failed without saying '$message': $out"
-    echo "$out" | sed 's/^/    /'
-    pass "$what fails: $message"
-}
 
 echo "--- empty recordings: nothing recorded proves nothing"
 mkdir -p "$T/empty"
 : >"$T/empty/leases" && : >"$T/empty/nodes" && : >"$T/empty/steps"
-expect_failure "rollout_timeline.py on an empty record" "no lease event recorded" \
+expect_failure rollout "rollout_timeline.py on an empty record" "no lease event recorded" \
     python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/rollout_timeline.py" "$T/empty/leases" \
     "$T/empty/nodes" demo 1 --nodes "${nodes[*]}"
-expect_failure "txn_overlap.py on an empty record" "is empty" \
+expect_failure rollout "txn_overlap.py on an empty record" "is empty" \
     python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/txn_overlap.py" "$T/empty/steps" 1 "${nodes[@]}"
 
 echo "--- a rollout with maxUpdate 1 whose agents skip the slot wait"
@@ -56,8 +45,8 @@ all_finished() {
 kube_wait_for 120 all_finished ||
     fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
 grep -q "SHIMKEEPER_FAULT_SWITCH=slot-wait" "$T"/roots/node-*.log || fail "no agent ran broken"
-expect_failure "rollout_check" "without a slot" rollout_check demo 1
-expect_failure "rollout_overlap" "past their point of no return at once" \
+expect_failure rollout "rollout_check" "without a slot" rollout_check demo 1
+expect_failure rollout "rollout_overlap" "past their point of no return at once" \
     rollout_overlap 1 "${nodes[@]}"
-expect_failure "rollout_check's coverage" "node-9 never started changing demo" \
+expect_failure rollout "rollout_check's coverage" "node-9 never started changing demo" \
     rollout_check demo 4 "" --nodes "${nodes[*]} node-9"

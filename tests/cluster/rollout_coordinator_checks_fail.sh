@@ -22,17 +22,6 @@ size=$(stat -c %s "$T/www/demo.tar.gz")
 nodes=(node-1 node-2 node-3 node-4)
 rollout_agents 1 4 rollout=yes
 
-# expect_failure WHAT MESSAGE CMD...: CMD must fail and say MESSAGE.
-expect_failure() {
-    local what=$1 message=$2 out
-    shift 2
-    if out=$("$@" 2>&1); then
-        fail "$what passed on a broken coordinator: $out"
-    fi
-    grep -q -- "$message" <<<"$out" || fail "$what failed without saying '$message': $out"
-    echo "$out" | sed 's/^/    /'
-    pass "$what fails: $message"
-}
 # Each generation needs a download (the failure and the kill happen during one): the same
 # archive compressed otherwise is a new artifact.
 zcat "$T/www/demo.tar.gz" | gzip -1 >"$T/www/demo2.tar.gz"
@@ -59,7 +48,7 @@ rollout_record
 echo "--- grant-over-max: more holders at once than maxUpdate"
 shim_yaml demo.tar.gz 1 demo | kube_admin apply -f - >/dev/null
 kube_wait_for 120 all_done 1 || fail "generation 1 did not reach every node: $(states)"
-expect_failure "rollout_check's bound" "more than 1 holders at once" rollout_check demo 1 "" \
+expect_failure coordinator "rollout_check's bound" "more than 1 holders at once" rollout_check demo 1 "" \
     --nodes "${nodes[*]}"
 
 echo "--- halt-ignored: slots granted after node-1 failed"
@@ -75,11 +64,11 @@ others_done() {
     for node in "${nodes[@]:1}"; do rollout_finished "$node" demo 2 || return 1; done
 }
 kube_wait_for 120 others_done || fail "the broken coordinator did not go on granting: $(states)"
-expect_failure "rollout_no_slot_after" "slots taken after the failure: node-" \
+expect_failure coordinator "rollout_no_slot_after" "slots taken after the failure: node-" \
     rollout_no_slot_after "$failed_rv"
 cp "$T/node-1-agent.toml" "$agent_toml"
 
 echo "--- slot-reclaim-early: a dead holder's slot taken over before its lease ran out"
 shim_yaml demo3.tar.gz 8 demo3 | kube_admin apply -f - >/dev/null # two nodes still wait when the slot is freed
 rollout_kill_a_holder
-expect_failure "rollout_takeover_window" "was taken over" rollout_takeover_window
+expect_failure coordinator "rollout_takeover_window" "was taken over" rollout_takeover_window

@@ -9,6 +9,8 @@
 #                                  coordinator_process.sh), or skip (77) without the peers or
 #                                  containerd
 #   pass MSG                       a step done
+#   expect_failure BUILD WHAT MESSAGE CMD...   CMD (a check, WHAT) must fail on the broken BUILD
+#                                  ("rollout", "coordinator") and say MESSAGE; tests of the checks
 #   rollout_root DIR NODE          a sandbox root whose agent acts for NODE (a token bound to it): a
 #                                  containerd config, no containerd; a transaction there is fetch,
 #                                  verify, store, links and config edit, no restart
@@ -53,6 +55,17 @@ declare -A ROLLOUT_PIDS=()
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
 
 pass() { echo "ok: $*"; }
+
+expect_failure() {
+    local build=$1 what=$2 message=$3 out
+    shift 3
+    if out=$("$@" 2>&1); then
+        fail "$what passed on a broken $build: $out"
+    fi
+    grep -q -- "$message" <<<"$out" || fail "$what failed without saying '$message': $out"
+    echo "$out" | sed 's/^/    /'
+    pass "$what fails: $message"
+}
 
 rollout_testbed() {
     kube_require_peers

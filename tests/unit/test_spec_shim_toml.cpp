@@ -21,17 +21,6 @@ ShimSpec read_back(const ShimSpec& shim, const std::string& arch, FetchForm form
     return state->shims.front();
 }
 
-TEST(SpecShimToml, EscapesEveryCharacterTomlReservesInStringsAndKeys) {
-    EXPECT_EQ(toml_quoted("a\"b\\c"), R"("a\"b\\c")");
-    EXPECT_EQ(toml_quoted(std::string("\n\t\r\b\f\x01\x7f\0", 8)),
-              R"("\n\t\r\b\f\u0001\u007F\u0000")");
-    EXPECT_EQ(toml_quoted("caf\xc3\xa9"), "\"caf\xc3\xa9\""); // UTF-8 stays as it is
-    EXPECT_EQ(toml_key("Systemd_Cgroup-2"), "Systemd_Cgroup-2");
-    EXPECT_EQ(toml_key(""), R"("")");
-    EXPECT_EQ(toml_key("a.b"), R"("a.b")");
-    EXPECT_EQ(toml_key("c\n"), R"("c\n")");
-}
-
 TEST(SpecShimToml, OptionsOfAnyShapeReadBackEqual) {
     ShimSpec shim;
     shim.name = "demo";

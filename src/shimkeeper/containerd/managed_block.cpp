@@ -3,6 +3,7 @@
 #include "shimkeeper/spec/grammar.hpp"
 
 #include "shimkeeper/containerd/toml_tree.hpp"
+#include "shimkeeper/util/toml_quote.hpp"
 
 #include <algorithm>
 
@@ -36,7 +37,7 @@ void render_table(std::vector<std::string>& out, const KeyPath& path, const toml
     out.push_back("[" + render_path(path) + "]" + std::string(eol));
     for (const auto& [key, value] : table) {
         if (!value.is_table()) {
-            out.push_back("  " + quote_key(key.str()) + " = " + format_value(value) +
+            out.push_back("  " + util::toml_key(key.str()) + " = " + format_value(value) +
                           std::string(eol));
         }
     }

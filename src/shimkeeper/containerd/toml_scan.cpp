@@ -1,5 +1,6 @@
 // The statement scanner of toml_text.hpp: finds where headers and key/values start and end.
 #include "shimkeeper/containerd/toml_text.hpp"
+#include "shimkeeper/util/toml_quote.hpp"
 
 #include <charconv>
 
@@ -186,9 +187,9 @@ private:
                 }
                 path.emplace_back(m_text.substr(m_pos + 1, end - m_pos - 1));
                 m_pos = end + 1;
-            } else if (is_bare_key_char(c)) {
+            } else if (util::is_toml_bare_key_char(c)) {
                 std::size_t start = m_pos;
-                while (is_bare_key_char(peek())) {
+                while (util::is_toml_bare_key_char(peek())) {
                     ++m_pos;
                 }
                 path.emplace_back(m_text.substr(start, m_pos - start));

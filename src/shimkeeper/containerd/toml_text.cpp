@@ -1,5 +1,7 @@
 #include "shimkeeper/containerd/toml_text.hpp"
 
+#include "shimkeeper/util/toml_quote.hpp"
+
 #include <algorithm>
 #include <sstream>
 
@@ -54,11 +56,6 @@ std::vector<std::string> mask_lines(const std::vector<std::string>& lines, Maski
         masked.push_back(line.find("{{") == std::string::npos ? line : "#" + line);
     }
     return masked;
-}
-
-bool is_bare_key_char(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
 }
 
 namespace {
@@ -161,35 +158,13 @@ util::Expected<toml::table> parse_toml(std::string_view text, const std::string&
     }
 }
 
-std::string quote_key(std::string_view key) {
-    if (!key.empty() && std::all_of(key.begin(), key.end(), is_bare_key_char)) {
-        return std::string(key);
-    }
-    std::string out = "\"";
-    for (char c : key) {
-        auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20 || u == 0x7F) {
-            static constexpr char k_hex[] = "0123456789ABCDEF";
-            out += "\\u00";
-            out += k_hex[u >> 4];
-            out += k_hex[u & 0xF];
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
 std::string render_path(const KeyPath& path) {
     std::string out;
     for (const auto& part : path) {
         if (!out.empty()) {
             out += '.';
         }
-        out += quote_key(part);
+        out += util::toml_key(part);
     }
     return out;
 }

@@ -52,11 +52,6 @@ util::Expected<std::vector<Statement>> scan_statements(std::string_view text,
 // Parses TOML text; the error names label and the line, and says to fix the file.
 util::Expected<toml::table> parse_toml(std::string_view text, const std::string& label);
 
-// A character a bare key may hold: A-Z a-z 0-9 _ -
-bool is_bare_key_char(char c);
-
-// A key as TOML spells it: bare when it may be, else a quoted basic string.
-std::string quote_key(std::string_view key);
 // "a.\"b.c\".d"
 std::string render_path(const KeyPath& path);
 

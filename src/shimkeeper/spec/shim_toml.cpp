@@ -1,6 +1,7 @@
 #include "shimkeeper/spec/shim_toml.hpp"
 
 #include "shimkeeper/spec/grammar.hpp"
+#include "shimkeeper/util/toml_quote.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,12 +10,10 @@
 
 namespace shimkeeper::spec {
 
-namespace {
+using util::toml_key;
+using util::toml_quoted;
 
-bool is_bare_key_character(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-}
+namespace {
 
 // The shortest text that reads back as exactly this double, always a float in TOML (to_chars
 // writes 5.0 as "5", which TOML reads as an integer).
@@ -98,51 +97,6 @@ void write_source(std::string& out, const FetchSource& source) {
 }
 
 } // namespace
-
-std::string toml_quoted(std::string_view text) {
-    std::string out = "\"";
-    for (char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\b':
-            out += "\\b";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\f':
-            out += "\\f";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        default:
-            if (byte < 0x20 || byte == 0x7f) {
-                static constexpr char k_hex[] = "0123456789ABCDEF";
-                out += "\\u00";
-                out += k_hex[byte >> 4];
-                out += k_hex[byte & 0xf];
-            } else {
-                out += c;
-            }
-        }
-    }
-    return out + "\"";
-}
-
-std::string toml_key(std::string_view key) {
-    const bool bare = !key.empty() && std::all_of(key.begin(), key.end(), is_bare_key_character);
-    return bare ? std::string(key) : toml_quoted(key);
-}
 
 std::string shims_d_toml_of(const ShimSpec& shim, const std::string& arch, FetchForm form) {
     std::string out = "[[shim]]\n";

@@ -19,10 +19,4 @@ enum class FetchForm { single, platform };
 // not inline tables, whose nesting toml++ limits). The location is not written.
 std::string shims_d_toml_of(const ShimSpec& shim, const std::string& arch, FetchForm form);
 
-// A TOML basic string: '"' and '\' escaped, control characters (U+0000-U+001F, U+007F) as \b \t
-// \n \f \r or \uXXXX, everything else (UTF-8 included) as it is.
-std::string toml_quoted(std::string_view text);
-// A key: bare when it is only A-Z a-z 0-9 _ - (and not empty), else quoted.
-std::string toml_key(std::string_view key);
-
 } // namespace shimkeeper::spec
