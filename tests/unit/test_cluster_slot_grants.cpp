@@ -50,6 +50,19 @@ TEST(ClusterSlotRequests, RoundTripAndMalformedEntriesAreLeftOut) {
     EXPECT_EQ(kept.at("spin"), (SlotRequest{"u-1", 4, ""}));
 }
 
+TEST(ClusterSlotRequests, ANewShimGenerationOrWaitAsksAnewAndADroppedOneDoesNot) {
+    const SlotRequests spin = asks();
+    EXPECT_TRUE(asks_anew({}, spin));
+    EXPECT_FALSE(asks_anew(spin, spin)) << "the same request reported again";
+    EXPECT_FALSE(asks_anew(spin, {})) << "a dropped request frees nothing to grant";
+    EXPECT_TRUE(asks_anew(spin, asks(k_target, "t2"))) << "a daemon that waits again";
+    EXPECT_TRUE(asks_anew(spin, asks(RolloutTarget{"spin", "u-1", 5, 2})));
+    SlotRequests both = spin;
+    both["kata"] = SlotRequest{"u-2", 1, "t1"};
+    EXPECT_TRUE(asks_anew(spin, both));
+    EXPECT_FALSE(asks_anew(both, spin));
+}
+
 TEST(ClusterSlotRequests, TheRequestKeyIsNoShimOfTheNodeAndAPatchSetsOrDropsIt) {
     json node;
     node["metadata"]["name"] = "n1";

@@ -120,3 +120,21 @@ TEST(DaemonSchedule, AChangeAfterSuccessIsNotHeldBack) {
     schedule.on_change(at(10'001ms));
     EXPECT_EQ(schedule.next().at, at(10'501ms));
 }
+
+TEST(DaemonSchedule, AChangeWithItsOwnDebounceWaitsOnlyThatLong) {
+    Schedule schedule = converged_at(10s);
+    schedule.on_change(at(20s), false, 100ms); // a cluster watch's event
+    EXPECT_EQ(schedule.next().at, at(20'100ms));
+    schedule.on_change(at(20'050ms), false, 100ms); // the same apply's next document
+    EXPECT_EQ(schedule.next().at, at(20'150ms));
+}
+
+TEST(DaemonSchedule, AFileChangeKeepsItsLongerDebounceBesideAShortOne) {
+    Schedule schedule = converged_at(10s);
+    schedule.on_change(at(20s));                    // a file: 500 ms
+    schedule.on_change(at(20'100ms), false, 100ms); // then a cluster event: not earlier than that
+    EXPECT_EQ(schedule.next().at, at(20'500ms));
+    schedule.on_outcome(true, at(21s), 300s);
+    schedule.on_change(at(30s), false, 100ms); // the file's quiet time is over with its attempt
+    EXPECT_EQ(schedule.next().at, at(30'100ms));
+}

@@ -14,9 +14,7 @@ start_cluster_watches(const GlobalOptions& options, const util::Log& log) {
 
 daemon::ChangeSource change_source_of(cluster::agent::AgentWatches& watches) {
     return {watches.fd(), "cluster watches", [&watches] { return watches.dispatch(); },
-            [&watches] {
-                return watches.take_urgent();
-            }};
+            [&watches] { return watches.take_urgent(); }, cluster::agent::k_cluster_debounce};
 }
 
 } // namespace shimkeeper::cli

@@ -42,13 +42,14 @@ struct ReconcileOutcome {
 // readable, and a `true` answer ("the desired state may have changed") schedules a debounced
 // reconcile like a file change does; if `urgent` then says true as well, the reconcile is due at
 // once instead (a rollout slot came free: the source has jittered that moment itself, and half
-// a second of debounce per slot would be most of a rollout's time). A failing daemon's backoff
-// still applies.
+// a second of debounce per slot would be most of a rollout's time). `debounce`, when set, is the
+// source's own quiet time in place of the files' one. A failing daemon's backoff still applies.
 struct ChangeSource {
     int fd = -1;
     std::string name; // for logs: "shims watch"
     std::function<bool()> on_ready;
     std::function<bool()> urgent = {};
+    std::optional<std::chrono::milliseconds> debounce = std::nullopt;
 };
 
 struct DaemonConfig {

@@ -258,7 +258,7 @@ private:
         }
         self->m_log.debug("change seen by " + source->source->name);
         const bool urgent = source->source->urgent && source->source->urgent();
-        self->m_schedule.on_change(monotonic_now(), urgent);
+        self->m_schedule.on_change(monotonic_now(), urgent, source->source->debounce);
         return self->finish_dispatch(self->arm_timer());
     }
 

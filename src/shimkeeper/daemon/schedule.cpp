@@ -20,11 +20,14 @@ const char* to_string(Trigger trigger) {
     return "unknown";
 }
 
-void Schedule::on_change(Instant now, bool urgent) {
+void Schedule::on_change(Instant now, bool urgent,
+                         std::optional<std::chrono::milliseconds> debounce) {
     if (!m_first_change) {
         m_first_change = now;
+        m_quiet_at = Instant{0};
     }
     m_last_change = std::max(m_last_change, now);
+    m_quiet_at = std::max(m_quiet_at, now + debounce.value_or(m_policy.debounce));
     m_urgent = m_urgent || urgent;
 }
 
@@ -51,7 +54,7 @@ Due Schedule::next() const {
         return {std::max(m_last_change, m_not_before), Trigger::change};
     }
     if (m_first_change) {
-        Instant quiet = m_last_change + m_policy.debounce;
+        Instant quiet = m_quiet_at;
         Instant cap = *m_first_change + std::max(m_policy.max_debounce, m_policy.debounce);
         return {std::max(std::min(quiet, cap), m_not_before), Trigger::change};
     }

@@ -36,8 +36,11 @@ class Schedule {
 public:
     explicit Schedule(SchedulePolicy policy) : m_policy(policy) {}
 
-    // A watched path changed at `now`; `urgent`: reconcile at once, without the debounce.
-    void on_change(Instant now, bool urgent = false);
+    // A watched path changed at `now`; `urgent`: reconcile at once, without the debounce;
+    // `debounce`: a quiet time of this change's own instead of the policy's (a cluster watch's
+    // edits come in short bursts; a file's writer may take longer).
+    void on_change(Instant now, bool urgent = false,
+                   std::optional<std::chrono::milliseconds> debounce = std::nullopt);
 
     // An attempt finished at `now`. drift_delay is the (already jittered) wait until the next
     // drift check. Changes seen before this call were read by that attempt and are cleared.
@@ -59,6 +62,7 @@ private:
     Instant m_drift_at{0};
     std::optional<Instant> m_first_change;
     Instant m_last_change{0};
+    Instant m_quiet_at{0}; // the latest of each pending change's time plus its debounce
     bool m_urgent = false;
 };
 

@@ -30,6 +30,12 @@ namespace shimkeeper::cluster::agent {
 // comes later for a request dropped meanwhile is freed by the coordinator (never taken).
 inline constexpr std::chrono::seconds k_slot_watch_grace{5};
 
+// The daemon's quiet time after a change these watches saw, in place of the files' 500 ms: the
+// events of one `kubectl apply` (its documents, one request each) come within a few tens of
+// milliseconds, and every agent waiting longer delays each rollout's start by as much (issue 23).
+// What wakes the daemon at all is narrow (cluster_watch.cpp: a Shim generation, not its status).
+inline constexpr std::chrono::milliseconds k_cluster_debounce{100};
+
 class AgentWatches {
 public:
     // An Error when the watches cannot be set up at all. `heartbeat`: the daemon's watchdog

@@ -1,10 +1,12 @@
 #include "shimkeeper/cluster/coordinator/coordinator.hpp"
 
 #include "shimkeeper/cluster/model/shim_object.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/retry_backoff.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace shimkeeper::cluster::coordinator {
 
@@ -32,8 +34,23 @@ void apply_event(std::map<std::string, json>& objects, const kubeapi::WatchEvent
     }
 }
 
-// The same for Nodes, kept as views; false when nothing the coordinator reads has changed.
-bool apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event) {
+model::SlotRequests slot_requests_on(const model::NodeView* node) {
+    if (node == nullptr) {
+        return {};
+    }
+    const auto text = node->shim_annotations.find(model::k_slot_requests_key);
+    return text == node->shim_annotations.end() ? model::SlotRequests{}
+                                                : model::slot_requests_of(text->second);
+}
+
+// What a Node event changed for the coordinator.
+struct NodeChange {
+    bool seen = false;  // anything the coordinator reads
+    bool asked = false; // a node asked for a slot anew (one event, not a fresh list)
+};
+
+// The same for Nodes, kept as views.
+NodeChange apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event) {
     switch (event.kind) {
     case kubeapi::WatchEvent::Kind::synced: {
         model::NodeViews fresh;
@@ -43,22 +60,24 @@ bool apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event) {
         }
         bool changed = fresh != nodes;
         nodes = std::move(fresh);
-        return changed;
+        return {changed, false};
     }
     case kubeapi::WatchEvent::Kind::added:
     case kubeapi::WatchEvent::Kind::modified: {
         model::NodeView view = model::NodeView::of(event.object);
         auto found = nodes.find(view.name);
-        if (found != nodes.end() && found->second == view) {
-            return false;
+        const model::NodeView* before = found == nodes.end() ? nullptr : &found->second;
+        if (before != nullptr && *before == view) {
+            return {};
         }
+        const bool asked = model::asks_anew(slot_requests_on(before), slot_requests_on(&view));
         nodes[view.name] = std::move(view);
-        return true;
+        return {true, asked};
     }
     case kubeapi::WatchEvent::Kind::deleted:
-        return nodes.erase(kubeapi::name_of(event.object)) > 0;
+        return {nodes.erase(kubeapi::name_of(event.object)) > 0, false};
     }
-    return false;
+    return {};
 }
 
 } // namespace
@@ -74,16 +93,8 @@ Coordinator::Coordinator(kubeapi::CurlEventLoop& loop, kubeapi::Client& client,
     m_slots.set_listener([this](const std::string& shim, bool may_free) {
         if (m_leading) {
             on_change();
-            if (may_free && views_synced() && !m_grant_armed) {
-                // Zero delay: the loop runs it after the events already read, so the slots that
-                // went in one read are granted in one go.
-                if (auto timer =
-                        m_loop.after(std::chrono::milliseconds(0), [this] { grant_pass(); })) {
-                    m_grant_timer = std::move(*timer);
-                    m_grant_armed = true;
-                } else {
-                    m_log.error("coordinator: " + timer.error().message());
-                }
+            if (may_free) {
+                arm_grant_pass(GrantCause::slot_went);
             }
         }
         if (m_slot_listener) {
@@ -242,10 +253,13 @@ util::Expected<void> Coordinator::begin_term() {
     m_node_watch = std::make_unique<kubeapi::Watch>(
         connection, m_loop, kubeapi::nodes_resource(), "", kubeapi::WatchSettings{},
         [this](const kubeapi::WatchEvent& event) {
-            bool changed = apply_event(m_view.nodes, event);
-            if (changed || !m_nodes_synced) {
+            const NodeChange change = apply_event(m_view.nodes, event);
+            if (change.seen || !m_nodes_synced) {
                 m_nodes_synced = true;
                 on_change();
+            }
+            if (change.asked) {
+                arm_grant_pass(GrantCause::node_asked);
             }
         });
     m_class_watch = std::make_unique<kubeapi::Watch>(
@@ -275,6 +289,7 @@ void Coordinator::end_term(const std::string& why) {
     m_pass_owed = false;
     m_pass_timer.reset();
     m_grant_armed = false;
+    m_grant_causes.clear();
     m_grant_timer.reset();
     m_failures_in_row = 0;
 }
@@ -352,17 +367,45 @@ void Coordinator::load_slots_into_view() {
     m_view.ns = m_settings.ns;
 }
 
+// Zero delay: the loop runs it after the events already read, so the slots freed (and the
+// requests made) in one read are granted in one go. Only grants: the full pass the same events
+// armed (on_change) still comes after its settle time.
+void Coordinator::arm_grant_pass(GrantCause cause) {
+    if (!views_synced()) {
+        return;
+    }
+    m_grant_causes.insert(cause);
+    if (m_grant_armed) {
+        return;
+    }
+    if (auto timer = m_loop.after(std::chrono::milliseconds(0), [this] { grant_pass(); })) {
+        m_grant_timer = std::move(*timer);
+        m_grant_armed = true;
+    } else {
+        m_log.error("coordinator: " + timer.error().message());
+    }
+}
+
 void Coordinator::grant_pass() {
     m_grant_armed = false; // m_grant_timer is this callback's source: replaced later, not here
+    const std::set<GrantCause> causes = std::exchange(m_grant_causes, {});
     if (!still_leading() || !views_synced()) {
         return; // the next full pass grants
     }
     begin_requests();
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
     load_slots_into_view();
-    // A failed grant needs no retry of its own: the slot's event also armed a full pass
-    // (on_change), which grants too and owns the backoff.
-    m_stats.writes += runner.run_grants(m_view).writes;
+    // The log says why (tests/cluster/rollout_bound.sh counts both kinds).
+    std::string when = " (at once:";
+    if (causes.contains(GrantCause::slot_went)) {
+        when += " a slot went";
+    }
+    if (causes.contains(GrantCause::node_asked)) {
+        when += causes.size() > 1 ? ", a node asked" : " a node asked";
+    }
+    // A failed grant needs no retry of its own: the event also armed a full pass (on_change),
+    // which grants too and owns the backoff.
+    m_stats.writes += runner.run_grants(m_view, when + ")").writes;
 }
 
 util::Expected<void> Coordinator::release() {

@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <set>
 
 namespace shimkeeper::cluster::coordinator {
 
@@ -94,6 +95,8 @@ private:
     void on_change();
     void arm_pass(std::chrono::milliseconds delay);
     void pass();
+    enum class GrantCause { slot_went, node_asked };
+    void arm_grant_pass(GrantCause cause);
     void grant_pass();
     bool views_synced() const { return m_shims_synced && m_nodes_synced && m_classes_synced; }
     void load_slots_into_view();
@@ -115,9 +118,11 @@ private:
     kubeapi::SdSource m_round_timer;
     kubeapi::SdSource m_pass_timer;
     bool m_pass_armed = false;
-    bool m_pass_owed = false;        // a pass was skipped or cut short while the renewal was late
-    kubeapi::SdSource m_grant_timer; // a grant pass: a slot went (pass() grants too)
+    bool m_pass_owed = false; // a pass was skipped or cut short while the renewal was late
+    kubeapi::SdSource
+        m_grant_timer; // a grant pass: a slot went or a node asked (pass() grants too)
     bool m_grant_armed = false;
+    std::set<GrantCause> m_grant_causes; // since the grant pass was armed, for its log lines
     std::chrono::steady_clock::time_point m_pass_due;
     unsigned m_failures_in_row = 0;
     bool m_round_failing = false; // log an unreachable API server once, not every round

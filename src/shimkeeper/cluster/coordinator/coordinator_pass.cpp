@@ -76,10 +76,10 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
     return m_outcome;
 }
 
-PassOutcome CoordinatorPass::run_grants(ClusterView& view) {
+PassOutcome CoordinatorPass::run_grants(ClusterView& view, const std::string& when) {
     begin(view);
     if (m_leading()) {
-        grant_slots(" (at once: a slot went)");
+        grant_slots(when);
     } else {
         m_outcome.interrupted = true;
     }

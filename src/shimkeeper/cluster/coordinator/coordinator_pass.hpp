@@ -84,8 +84,9 @@ public:
 
     PassOutcome run(ClusterView& view);
     // Only the last step of run(): the free slots granted to the nodes that ask. The coordinator
-    // runs it as soon as a slot goes, so a handoff does not wait for a whole pass (issue 23).
-    PassOutcome run_grants(ClusterView& view);
+    // runs it as soon as a slot goes or a node asks, so neither a handoff nor a rollout's start
+    // waits for a whole pass (issue 23). `when` ends each grant's log line: " (at once: ...)".
+    PassOutcome run_grants(ClusterView& view, const std::string& when);
 
 private:
     void begin(ClusterView& view); // what run() and run_grants() start from

@@ -42,6 +42,13 @@ SlotRequests slot_requests_of(const std::string& annotation) {
     return out;
 }
 
+bool asks_anew(const SlotRequests& before, const SlotRequests& after) {
+    return std::ranges::any_of(after, [&](const auto& entry) {
+        const auto found = before.find(entry.first);
+        return found == before.end() || found->second != entry.second;
+    });
+}
+
 std::string holder_label_value(const std::string& node) {
     // Node names are DNS subdomains: lower-case alphanumerics, '-' and '.', alphanumeric at both
     // ends, which is a valid label value whenever it is short enough.

@@ -45,6 +45,9 @@ using SlotRequests = std::map<std::string, SlotRequest>; // by Shim name
 std::string format_slot_requests(const SlotRequests& requests);
 // Malformed text or entries are left out: a node rewrites its requests with every report.
 SlotRequests slot_requests_of(const std::string& annotation);
+// True when `after` holds a request that `before` did not (a new Shim, generation or wait): the
+// coordinator grants for it at once instead of after its settle time.
+bool asks_anew(const SlotRequests& before, const SlotRequests& after);
 
 // The holder label's value for `node`: the name itself when it is a valid label value (63
 // characters at most), else "h-" and 40 hex digits of its SHA-256.
