@@ -18,7 +18,8 @@
 #                                  each with `shimkeeper --root $T/roots/node-i run --no-restart`
 #                                  (log $T/roots/node-i.log, pid in ROLLOUT_PIDS[node-i])
 #   rollout_record                 starts recording Lease and Node watch events
-#                                  ($T/leases.events, $T/nodes.events)
+#                                  ($T/leases.events, $T/nodes.events; each line stamped with when
+#                                  it was seen in $T/leases.stamped, $T/nodes.stamped)
 #   rollout_check SHIM LIMIT [RV] [--nodes "A B..."]   rollout_timeline.py over the record
 #                                  (after RV, "" for all): prints the figures, fails on a node
 #                                  changing without a slot, more than LIMIT holders, an empty
@@ -129,7 +130,7 @@ rollout_record() {
         "$T/leases.events" "$T/leases.stamped" 2>"$T/leases.err" &
     sk_track $!
     python3 "$record" "$KUBE_BIN/kubectl" "$KUBECONFIG_ADMIN" /api/v1/nodes \
-        "$T/nodes.events" 2>"$T/nodes.err" &
+        "$T/nodes.events" "$T/nodes.stamped" 2>"$T/nodes.err" &
     sk_track $!
 }
 

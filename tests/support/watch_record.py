@@ -5,8 +5,9 @@ every watch after its timeout). A 410 Gone restarts from a fresh list and says s
 
     watch_record.py KUBECTL KUBECONFIG API-PATH EVENTS-FILE [STAMPED-FILE]
 
-STAMPED-FILE (Leases): a line per event, "SEEN TYPE|NAME|HOLDER|GENERATION|FAILED", SEEN being
-when this machine read it (seconds since the epoch), for timings the objects do not carry."""
+STAMPED-FILE: a line per event, "SEEN TYPE|NAME|HOLDER|GENERATION|FAILED", SEEN being when this
+machine read it (seconds since the epoch), for timings the objects do not carry; the last three
+are a slot Lease's (empty for other objects), and line i stamps line i of EVENTS-FILE."""
 import json
 import signal
 import subprocess
