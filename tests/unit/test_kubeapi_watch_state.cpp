@@ -186,3 +186,13 @@ TEST(KubeRetryBackoff, GrowsCapsAndJitters) {
     EXPECT_EQ(retry_backoff(20, 1s, 30s, 0.0), 15000ms);
     EXPECT_EQ(retry_backoff(1000, 1s, 30s, 2.0), 30000ms); // random clamped to [0, 1]
 }
+
+TEST(KubeThrottleWait, HonoursRetryAfterAndSpreadsUpToAsMuchAgain) {
+    EXPECT_EQ(throttle_wait(1, 0.0), 1000ms); // never sooner than the server asked
+    EXPECT_EQ(throttle_wait(1, 1.0), 2000ms);
+    EXPECT_EQ(throttle_wait(1, 0.25), 1250ms);
+    EXPECT_EQ(throttle_wait(0, 0.5), 1500ms);  // none given: a second
+    EXPECT_EQ(throttle_wait(-1, 0.0), 1000ms); // nonsense: a second
+    EXPECT_EQ(throttle_wait(60, 0.0), 2000ms); // capped at two
+    EXPECT_EQ(throttle_wait(60, 7.0), 4000ms); // random clamped to [0, 1]
+}

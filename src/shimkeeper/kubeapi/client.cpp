@@ -1,9 +1,11 @@
 #include "shimkeeper/kubeapi/client.hpp"
 
 #include "shimkeeper/kubeapi/api_error.hpp"
+#include "shimkeeper/kubeapi/retry_backoff.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <thread>
 
 namespace shimkeeper::kubeapi {
@@ -66,9 +68,9 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
         if (response.http_code != 429 || attempt >= m_throttle_retries) {
             break;
         }
-        const long wait_ms =
-            response.retry_after > 0 ? std::min(response.retry_after, 2L) * 1000 : 1000;
-        std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+        thread_local std::minstd_rand rng(std::random_device{}());
+        std::this_thread::sleep_for(
+            throttle_wait(response.retry_after, std::uniform_real_distribution<double>(0, 1)(rng)));
     }
     if (!response.ok()) {
         return std::unexpected(
