@@ -55,8 +55,12 @@ echo "--- halt-ignored: slots granted after node-1 failed"
 agent_toml=$T/roots/node-1/etc/shimkeeper/shimkeeper.toml
 cp "$agent_toml" "$T/node-1-agent.toml"
 printf '\n[fetch]\nmax_size = 1000\n' >>"$agent_toml"
+# node-1 alone asks first: the others' grants come after its failure, or the check has nothing to
+# catch (a grant made at once on each request could otherwise serve every node before it failed).
+for node in "${nodes[@]:1}"; do kill -STOP "${ROLLOUT_PIDS[$node]}"; done
 shim_yaml demo2.tar.gz 1 demo2 | kube_admin apply -f - >/dev/null
 kube_wait_for 120 halted || fail "node-1's failure did not halt generation 2: $(states)"
+for node in "${nodes[@]:1}"; do kill -CONT "${ROLLOUT_PIDS[$node]}"; done
 read -r slot holder failed_rv <<<"$(rollout_failed_slot)"
 [[ $holder == node-1 ]] || fail "the failed slot is held by '$holder', not node-1"
 others_done() {

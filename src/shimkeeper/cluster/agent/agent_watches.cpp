@@ -158,6 +158,13 @@ void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
     }
 }
 
+bool AgentWatches::take_urgent() {
+    const bool all_granted = std::ranges::all_of(m_waiting, [&](const auto& waiting) {
+        return !waiting.second || m_claimed.contains(waiting.first);
+    });
+    return std::exchange(m_wake_now, false) && all_granted;
+}
+
 void AgentWatches::on_slot_change(const std::string& shim) {
     if (m_waiting.contains(shim)) {
         claim_granted_slots();

@@ -53,8 +53,11 @@ public:
     // daemon should reconcile).
     bool dispatch();
     // True once after a slot was taken (or one of ours is to be written again): the reconcile
-    // should start now, not after the daemon's debounce.
-    bool take_urgent() { return std::exchange(m_wake_now, false); }
+    // should start now, not after the daemon's debounce. Not while another Shim this node asked
+    // for is still ungranted: the coordinator grants a node's requests in one go, a create each,
+    // so the rest are likely on their way, and the short debounce (k_cluster_debounce) lets one
+    // transaction, and one containerd restart, carry them all.
+    bool take_urgent();
     const ClusterFeed* feed() const { return m_watch.get(); }
     // The Node the watches were set up for, and where that name came from.
     const std::string& node_name() const { return m_node_name; }
