@@ -160,7 +160,9 @@ util::Expected<PreflightResult> preflight(const fs::path& binary,
     const auto deadline = Clock::now() + timeout;
     std::array<char, 4096> buffer{};
     while (!exited) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        // Rounded up: a remainder below a millisecond is still time left, not a timeout (floored,
+        // it killed the child before the deadline: seen as 299.85 ms of a 300 ms timeout).
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) {
             result.timed_out = true;
             break;
