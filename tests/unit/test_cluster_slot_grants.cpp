@@ -1,5 +1,6 @@
 // Slot grants (issue 23), the pure parts: a node's request on its Node, the coordinator's choice
 // of whom to grant which free slot, and a node's decision over the slots granted to it.
+#include "shimkeeper/cluster/model/node_shim_state.hpp"
 #include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 
@@ -61,6 +62,14 @@ TEST(ClusterSlotRequests, ANewShimGenerationOrWaitAsksAnewAndADroppedOneDoesNot)
     both["kata"] = SlotRequest{"u-2", 1, "t1"};
     EXPECT_TRUE(asks_anew(spin, both));
     EXPECT_FALSE(asks_anew(both, spin));
+}
+
+TEST(ClusterSlotRequests, ANodeViewSaysItsRequestsOrNone) {
+    json node;
+    node["metadata"]["name"] = "n1";
+    EXPECT_TRUE(slot_requests_on(NodeView::of(node)).empty());
+    node["metadata"]["annotations"][k_slot_requests_key] = format_slot_requests(asks());
+    EXPECT_EQ(slot_requests_on(NodeView::of(node)), asks());
 }
 
 TEST(ClusterSlotRequests, TheRequestKeyIsNoShimOfTheNodeAndAPatchSetsOrDropsIt) {

@@ -34,15 +34,6 @@ void apply_event(std::map<std::string, json>& objects, const kubeapi::WatchEvent
     }
 }
 
-model::SlotRequests slot_requests_on(const model::NodeView* node) {
-    if (node == nullptr) {
-        return {};
-    }
-    const auto text = node->shim_annotations.find(model::k_slot_requests_key);
-    return text == node->shim_annotations.end() ? model::SlotRequests{}
-                                                : model::slot_requests_of(text->second);
-}
-
 // What a Node event changed for the coordinator.
 struct NodeChange {
     bool seen = false;  // anything the coordinator reads
@@ -70,7 +61,9 @@ NodeChange apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event
         if (before != nullptr && *before == view) {
             return {};
         }
-        const bool asked = model::asks_anew(slot_requests_on(before), slot_requests_on(&view));
+        const bool asked = model::asks_anew(before == nullptr ? model::SlotRequests{}
+                                                              : model::slot_requests_on(*before),
+                                            model::slot_requests_on(view));
         nodes[view.name] = std::move(view);
         return {true, asked};
     }

@@ -308,11 +308,8 @@ void CoordinatorPass::grant_slots(const std::string& when) {
     });
     std::map<std::string, model::SlotRequests> requests;
     for (const auto& [name, node] : m_view->nodes) {
-        const auto text = node.shim_annotations.find(model::k_slot_requests_key);
-        if (text != node.shim_annotations.end()) {
-            if (auto asked = model::slot_requests_of(text->second); !asked.empty()) {
-                requests[name] = std::move(asked);
-            }
+        if (auto asked = model::slot_requests_on(node); !asked.empty()) {
+            requests[name] = std::move(asked);
         }
     }
     // Served requests (slot_grant.hpp): a granted slot that went, released (the node's report

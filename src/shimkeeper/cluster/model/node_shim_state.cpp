@@ -10,6 +10,11 @@ NodeView NodeView::of(const json& node) {
             metadata_strings(node, "annotations", k_shim_key_prefix)};
 }
 
+SlotRequests slot_requests_on(const NodeView& node) {
+    const auto text = node.shim_annotations.find(k_slot_requests_key);
+    return text == node.shim_annotations.end() ? SlotRequests{} : slot_requests_of(text->second);
+}
+
 ShimReport shim_on_node(const NodeView& node, std::string_view shim) {
     const std::string key = shim_node_key(shim);
     ShimReport out;

@@ -30,6 +30,9 @@ struct NodeView {
 
 using NodeViews = std::map<std::string, NodeView>; // by name
 
+// The slot requests the node says it has (slot_grant.hpp); none when it says nothing.
+SlotRequests slot_requests_on(const NodeView& node);
+
 struct ShimReport {
     std::optional<std::string> label; // its value, when the key is there at all
     bool annotated = false;
