@@ -1,6 +1,7 @@
 #include "shimkeeper/cluster/agent/cluster_watch.hpp"
 
 #include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
@@ -23,15 +24,26 @@ json node_fingerprint(const json& node) {
     return {labels, node.value(json::json_pointer("/status/nodeInfo/machineID"), std::string())};
 }
 
-json shim_fingerprint(const json& shim) {
-    const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
-    // status.slots too: a node waiting for a percentage to be resolved waits on it.
-    return {metadata.value("uid", std::string()), metadata.value("generation", 0L),
-            metadata.contains("deletionTimestamp"),
-            shim.value(json::json_pointer("/status/slots"), json())};
+// The slot count a node reads from the Shim (rollout_policy.hpp): a percentage waits for the
+// coordinator's status to resolve it for the Shim's generation, a number does not. Not the
+// status itself: the coordinator writes it after every apply, and each write would wake every
+// agent of the cluster for nothing (issue 23).
+json resolved_slots(const json& shim) {
+    auto policy = model::rollout_policy_of(shim);
+    if (!policy || !policy->rolling) {
+        return nullptr;
+    }
+    auto slots = model::slots_for_node(*policy, shim);
+    return slots ? json(*slots) : json();
 }
 
 } // namespace
+
+json shim_fingerprint(const json& shim) {
+    const json& metadata = shim.contains("metadata") ? shim["metadata"] : json::object();
+    return {metadata.value("uid", std::string()), metadata.value("generation", 0L),
+            metadata.contains("deletionTimestamp"), resolved_slots(shim)};
+}
 
 util::Expected<std::unique_ptr<ClusterWatch>>
 ClusterWatch::create(kubeapi::CurlEventLoop& loop, const ClusterSource& source, util::Log log) {

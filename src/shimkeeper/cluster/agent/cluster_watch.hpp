@@ -23,6 +23,12 @@
 
 namespace shimkeeper::cluster::agent {
 
+// What of a Shim wakes the node's reconcile when it changes: which object it is, its generation,
+// its deletion, and the slot count this node would read from it (a percentage resolved by the
+// coordinator's status for the Shim's generation). Nothing else of the status: the coordinator
+// writes it after every apply, and each write would wake every agent for nothing.
+nlohmann::json shim_fingerprint(const nlohmann::json& shim);
+
 class ClusterWatch : public ClusterFeed {
 public:
     // Reads the kubeconfigs of `source`; the watches start with start(). A watch that has to
