@@ -50,6 +50,9 @@ cat >>"$NODE_AGENT_CONFIG" <<TOML
 [kube]
 kubeconfig = "$kubeconfig"
 node_name = "node-a"
+# roll1..3's downloads are held until released while the agent holds their slots: staged ahead,
+# they would be held before the agent asked for any.
+stage_ahead = false
 TOML
 
 agent_log=$NODE_DIR/log/agent.log

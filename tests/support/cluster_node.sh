@@ -23,6 +23,8 @@ cat >>"$NODE_AGENT_CONFIG" <<TOML
 [kube]
 kubeconfig = "$kubeconfig"
 node_name = "$name"
+# As on the sandbox roots (kube_rollout.sh, rollout_root): the download stays in the slot.
+stage_ahead = false
 TOML
 export -p | grep -E '^declare -x (NODE_[A-Z_]*|XDG_[A-Z_]*|DBUS_SESSION_BUS_ADDRESS|PATH)=' \
     >"$dir/node.env"

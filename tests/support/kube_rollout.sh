@@ -17,6 +17,9 @@
 #   rollout_agents FIRST LAST [KEY=VALUE...]   Nodes node-FIRST..node-LAST (with those labels),
 #                                  each with `shimkeeper --root $T/roots/node-i run --no-restart`
 #                                  (log $T/roots/node-i.log, pid in ROLLOUT_PIDS[node-i])
+#   ROLLOUT_STAGE_AHEAD=true       set before rollout_root: the agent stages a waiting Shim's
+#                                  artifact before it asks for a slot (the product's default;
+#                                  off here, see rollout_root)
 #   rollout_record                 starts recording Lease and Node watch events
 #                                  ($T/leases.events, $T/nodes.events; each line stamped with when
 #                                  it was seen in $T/leases.stamped, $T/nodes.stamped)
@@ -83,9 +86,13 @@ rollout_testbed() {
 rollout_root() {
     mkdir -p "$1/etc/containerd" "$1/etc/shimkeeper/shims.d"
     containerd config default >"$1/etc/containerd/config.toml"
+    # The scenarios make a transaction long with a slow download, so that slots overlap and the
+    # bound is exercised; staged ahead, that download would happen before the slot, and the slot
+    # would hold milliseconds. rollout_stage_ahead.sh and bench/rollout turn it on.
     cat >"$1/etc/shimkeeper/shimkeeper.toml" <<TOML
 [kube]
 kubeconfig = "$(kube_node_token_kubeconfig "$2" 2h)"
+stage_ahead = ${ROLLOUT_STAGE_AHEAD:-false}
 TOML
 }
 

@@ -224,6 +224,16 @@ TEST(SpecSettings, KubeTableIsRead) {
     EXPECT_EQ(state->settings.kube->kubeconfig, "/etc/shimkeeper/kubeconfig");
     EXPECT_EQ(state->settings.kube->node_name, "node-a.zone");
     EXPECT_EQ(state->settings.kube->namespace_name, "shimkeeper-system");
+    EXPECT_TRUE(state->settings.kube->stage_ahead) << "staging ahead of a slot is the default";
+}
+
+TEST(SpecSettings, KubeStageAheadCanBeTurnedOffAndIsABoolean) {
+    auto state = parse_desired_state_text("[kube]\nkubeconfig = \"/etc/k\"\nstage_ahead = false\n",
+                                          "shimkeeper.toml", "amd64", true);
+    ASSERT_TRUE(state) << state.error().message();
+    EXPECT_FALSE(state->settings.kube->stage_ahead);
+    const std::string message = error_of("[kube]\nkubeconfig = \"/etc/k\"\nstage_ahead = \"no\"\n");
+    EXPECT_NE(message.find("stage_ahead"), std::string::npos) << message;
 }
 
 TEST(SpecSettingsErrors, RestartSpacingIsBounded) {

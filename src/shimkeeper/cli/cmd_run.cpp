@@ -14,6 +14,7 @@
 #include "shimkeeper/reconcile/node_status.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/removal_guard.hpp"
+#include "shimkeeper/reconcile/stage_ahead.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
 namespace shimkeeper::cli {
@@ -120,6 +121,11 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
     if (*gate) {
         (*gate)->finish(outcome); // before the Node report: a failure halts the rollout sooner
+        // Before the Node report too, which asks for the slots: a slot comes only to a node
+        // that has its artifacts and holds it for the change alone.
+        if (ctx.settings.kube && ctx.settings.kube->stage_ahead) {
+            reconcile::stage_ahead(node, (*gate)->worth_staging_ahead());
+        }
     }
     // After the transaction: a Shim whose slot was lost before the point of no return waits too.
     const std::map<std::string, std::string> waiting =

@@ -140,6 +140,10 @@ util::Expected<void> remember_resolution(const spec::ShimSpec& shim, const store
 
 } // namespace
 
+bool content_is_pinned(const spec::ShimSpec& shim) {
+    return shim.fetch.sha256 || (!shim.fetch.oci.empty() && pinned_digest(shim.fetch));
+}
+
 std::optional<std::string> known_digest(const spec::ShimSpec& shim,
                                         const store::Generation* current,
                                         const store::Store& store) {
@@ -232,7 +236,7 @@ util::Expected<StagedArtifact> stage_shim(const spec::ShimSpec& shim,
     const fetch::DownloadResult* download = &downloaded->result;
     util::RemoveOnExit download_guard(download->file);
     fault_point("fetch");
-    if (!shim.fetch.sha256 && (shim.fetch.oci.empty() || !pinned_digest(shim.fetch))) {
+    if (!content_is_pinned(shim)) {
         log.warning(shim.name + ": allow_unverified is set; downloaded artifact has sha256:" +
                         download->sha256 + " (pin it in the spec)",
                     {.digest = "sha256:" + download->sha256});

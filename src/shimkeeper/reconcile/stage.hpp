@@ -33,6 +33,10 @@ struct StageOptions {
     std::optional<std::string> containerd_registry_hosts;
 };
 
+// Whether the spec names its artifact's content for good: a sha256, or an OCI reference by
+// manifest digest (a URL or a tag may serve other bytes tomorrow).
+bool content_is_pinned(const spec::ShimSpec& shim);
+
 // The digest a shim's artifact has without downloading: the pinned sha256, or for an unverified
 // shim whose URL is unchanged the digest the current generation installed from it. (An
 // unverified URL is fetched once; new content behind the same URL is picked up only when the URL

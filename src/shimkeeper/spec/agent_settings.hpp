@@ -54,6 +54,10 @@ struct KubeSettings {
     std::optional<std::string> kubeconfig;
     std::optional<std::string> node_name; // may only repeat the credential's node name
     std::string namespace_name = "shimkeeper-system";
+    // A Shim waiting for a rollout slot has its pinned artifact fetched before the node asks for
+    // one (reconcile/stage_ahead.hpp); false: the slot's transaction fetches it, so that a
+    // halted rollout has not downloaded to every node.
+    bool stage_ahead = true;
 };
 
 // [metrics]: node_exporter's textfile collector. The file is written only where the directory

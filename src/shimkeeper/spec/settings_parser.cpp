@@ -151,7 +151,7 @@ util::Expected<void> parse_kube(const TableReader& table, std::optional<KubeSett
                               "bound to this Node, or the kubelet's kubeconfig) and remove "
                               "node_kubeconfig");
     }
-    TRY(table.only_keys({"kubeconfig", "node_name", "namespace"}));
+    TRY(table.only_keys({"kubeconfig", "node_name", "namespace", "stage_ahead"}));
     KubeSettings kube;
     kube.kubeconfig = TRY(read_absolute_path(table, "kubeconfig"));
     if (auto name = TRY(table.string("node_name"))) {
@@ -168,6 +168,7 @@ util::Expected<void> parse_kube(const TableReader& table, std::optional<KubeSett
         }
         kube.namespace_name = std::move(*ns);
     }
+    kube.stage_ahead = TRY(table.boolean("stage_ahead")).value_or(kube.stage_ahead);
     out = std::move(kube);
     return {};
 }

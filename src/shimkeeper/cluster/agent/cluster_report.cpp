@@ -23,16 +23,6 @@ model::NodeShimState state_of(model::ShimState state, long generation, std::stri
     return {state, generation, std::move(digest), std::move(reason), util::now_rfc3339(), {}};
 }
 
-// The desired spec a Shim became, when it is among the desired shims.
-const spec::ShimSpec* desired_from(const spec::DesiredShims& desired, const std::string& name) {
-    for (const auto& spec : desired.shims) {
-        if (spec.name == name && model::is_origin_of_shim(spec.location.to_string(), name)) {
-            return &spec;
-        }
-    }
-    return nullptr;
-}
-
 // Why a selecting, valid Shim is not among the desired shims: a file won (spec::gather's warning).
 std::string conflict_reason(const spec::DesiredShims& desired, const std::string& name) {
     for (const auto& warning : desired.warnings) {

@@ -161,6 +161,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                         [&](const HeldSlot& held) { return held.target.shim == need.shim; })) {
             continue; // claimed by the daemon before this reconcile
         }
+        bool halted = false;
         if (!reading.live) {
             m_waiting[need.shim] = "the API server does not answer: no rollout slot can be taken";
         } else if (!need.target) {
@@ -196,10 +197,14 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                 }
             } else {
                 m_waiting[need.shim] = decision.why;
+                halted = decision.kind == Kind::halted;
             }
         }
         held_back.insert(need.shim);
         m_waiting_for[need.shim] = need.target;
+        if (const spec::ShimSpec* want = desired_from(desired, need.shim); want && !halted) {
+            m_worth_staging.push_back(*want);
+        }
     }
     if (!m_held.empty()) {
         m_renewal = std::make_unique<SlotRenewal>(m_client.connection().config(),

@@ -102,6 +102,10 @@ public:
     const std::map<std::string, std::optional<model::RolloutTarget>>& waiting_for() const {
         return m_waiting_for;
     }
+    // The new versions of the Shims admit() held back to wait for a slot, but not those of a
+    // halted rollout: staging their artifacts now (reconcile::stage_ahead), before the node asks
+    // for a slot, leaves the slot only the change to hold.
+    const std::vector<spec::ShimSpec>& worth_staging_ahead() const { return m_worth_staging; }
     // The Shims this gate held a slot for (after finish(): whatever became of them). A node
     // that waits for one of them again asks anew (slot_grant.hpp).
     const std::set<std::string>& held_shims() const { return m_held_shims; }
@@ -127,6 +131,7 @@ private:
     ClaimedSlots m_claimed;
     std::map<std::string, std::string> m_waiting;
     std::map<std::string, std::optional<model::RolloutTarget>> m_waiting_for;
+    std::vector<spec::ShimSpec> m_worth_staging;
     std::vector<HeldSlot> m_held;
     std::set<std::string> m_held_shims;
     std::vector<std::string> m_refused_about;

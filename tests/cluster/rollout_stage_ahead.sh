@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Issue 23: a node stages a waiting Shim's artifact before it asks for a rollout slot, so the slot
+# holds the change and not the download. Four sandbox roots, Shim demo with maxUpdate 1 and a
+# download of about two seconds:
+#   - node-1..3 (the default, stage_ahead on) log the artifact staged before they took their
+#     slot, and their transaction in the slot downloads nothing;
+#   - node-4 (stage_ahead = false) downloads in its slot, as before;
+#   - the record keeps the bound: one holder at a time, no node changing without a slot.
+# Then generation 2 names a sha256 its artifact does not have: every waiting node's staging fails
+# and is only logged (nothing halts a rollout but a slot marked failed); the one node granted a
+# slot fails there, the rollout halts, and no node has changed, nor stored the bad artifact.
+# seconds-about: 40
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
+rollout_testbed
+rate=$(($(stat -c %s "$T/www/demo.tar.gz") / 2)) # two seconds a download
+ROLLOUT_STAGE_AHEAD=true rollout_agents 1 3 rollout=yes
+ROLLOUT_STAGE_AHEAD=false rollout_agents 4 4 rollout=yes
+nodes=(node-1 node-2 node-3 node-4)
+grep -qx "stage_ahead = true" "$T/roots/node-1/etc/shimkeeper/shimkeeper.toml" ||
+    fail "node-1's config does not turn staging ahead on"
+
+shim_yaml() { # SHA256
+    kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$1" \
+        "  nodeSelector: {rollout: \"yes\"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}"
+}
+all_done() {
+    local node
+    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
+    [[ -z "$(kube_admin get leases -n shimkeeper-system -o name | grep -- "-slot-" || true)" ]]
+}
+rollout_record
+sha=$(sha256_of "$T/www/demo.tar.gz")
+shim_yaml "$sha" | kube_admin apply -f - >/dev/null
+kube_wait_for 120 all_done ||
+    fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
+report=$(rollout_check demo 1 "" --nodes "${nodes[*]}") || fail "the rollout broke its bound: $report"
+
+# first_line LOG PATTERN: the number of the first line of LOG with PATTERN (0: none).
+first_line() { awk -v p="$2" 'index($0, p) { print NR; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+for node in node-1 node-2 node-3; do
+    log=$T/roots/$node.log
+    staged=$(first_line "$log" "demo: staged sha256:$sha ahead of its rollout slot")
+    took=$(first_line "$log" "took slot demo-slot-")
+    ((staged > 0 && took > staged)) ||
+        fail "$node did not stage its artifact before it took its slot (lines $staged, $took): $(cat "$log")"
+    downloads=$(grep -c "fetch demo: downloading" "$log" || true)
+    ((downloads == 1)) || fail "$node downloaded $downloads times, not once (ahead of its slot): $(cat "$log")"
+    rollout_log_order "$log" demo || fail "$node's log lacks slot, change, release in order: $(cat "$log")"
+done
+log=$T/roots/node-4.log
+took=$(first_line "$log" "took slot demo-slot-")
+downloading=$(first_line "$log" "fetch demo: downloading")
+((took > 0 && downloading > took)) || fail "node-4 (stage_ahead = false) did not download in its slot: $(cat "$log")"
+grep -q "ahead of its rollout slot" "$log" && fail "node-4 staged ahead with stage_ahead = false: $(cat "$log")"
+pass "node-1..3 staged demo before their slots and did not download in them; node-4 downloaded in its slot; one holder at a time"
+
+echo "--- generation 2: a sha256 the artifact does not have"
+configs_before=$(for n in "${nodes[@]}"; do sha256sum "$T/roots/$n/etc/containerd/config.toml"; done)
+bad=$(printf 'not the artifact' | sha256sum | cut -d' ' -f1)
+shim_yaml "$bad" | kube_admin apply -f - >/dev/null
+halted() { [[ "$(kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == True ]]; }
+kube_wait_for 90 halted || fail "generation 2 did not halt: $(kube_admin get shim demo -o yaml)"
+failed=$(rollout_failed_slot)
+[[ $(wc -l <<<"$failed") == 1 ]] || fail "not one slot marked failed: $failed"
+holder=$(cut -d' ' -f2 <<<"$failed")
+for node in node-1 node-2 node-3; do
+    [[ $node == "$holder" ]] && continue
+    grep -q "demo: could not stage ahead of its rollout slot" "$T/roots/$node.log" ||
+        fail "$node, waiting, did not try to stage generation 2 ahead: $(tail -n 20 "$T/roots/$node.log")"
+done
+configs_after=$(for n in "${nodes[@]}"; do sha256sum "$T/roots/$n/etc/containerd/config.toml"; done)
+[[ $configs_after == "$configs_before" ]] || fail "a node's containerd config changed: $configs_after"
+for node in "${nodes[@]}"; do
+    [[ ! -e $T/roots/$node/var/lib/shimkeeper/store/sha256/$bad ]] || fail "$node stored the bad artifact"
+done
+pass "a failed staging halted nothing; $holder failed in its slot and halted the rollout; no node changed or stored it"
