@@ -241,7 +241,8 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
             failure(FailureKind::other, headers.error().message(), util::ErrorCode::internal));
     }
     for (int redirects = 0;; ++redirects) {
-        auto remaining = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+        // Rounded up: with under a millisecond left the transfer still has time, not a timeout.
+        auto remaining = std::chrono::ceil<milliseconds>(deadline - Clock::now());
         if (remaining <= milliseconds(0)) {
             return std::unexpected(
                 failure(FailureKind::timeout, "no complete answer within " +

@@ -19,7 +19,8 @@ HealthReport wait_healthy(ContainerdClient& client, const HealthExpectation& exp
                           milliseconds timeout, const Pacer& pacer, const Backoff& backoff) {
     const auto deadline = pacer.now() + timeout;
     const auto remaining = [&] {
-        return std::max(milliseconds{0}, duration_cast<milliseconds>(deadline - pacer.now()));
+        // Rounded up, so the last fraction of a millisecond is not taken for the deadline.
+        return std::max(milliseconds{0}, std::chrono::ceil<milliseconds>(deadline - pacer.now()));
     };
     milliseconds delay = backoff.first;
     int attempts = 0;

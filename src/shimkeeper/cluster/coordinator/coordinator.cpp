@@ -109,13 +109,7 @@ util::Expected<void> Coordinator::start() {
                           "coordinator lease timings must satisfy retry period < renew deadline "
                           "< lease duration");
     }
-    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), so
-    // that waiting for a slot costs no watch of its own.
-    kubeapi::WatchSettings lease_watch;
-    m_lease_watch = std::make_unique<kubeapi::Watch>(
-        m_client.connection(), m_loop, kubeapi::leases_resource(), m_settings.ns,
-        std::move(lease_watch), [this](const kubeapi::WatchEvent& event) { on_lease_seen(event); });
-    TRY(m_lease_watch->start());
+    TRY(watch_leases());
     auto timer = m_loop.after(std::chrono::milliseconds(0), [this] { round(); });
     if (!timer) {
         return std::unexpected(std::move(timer).error());
@@ -124,8 +118,25 @@ util::Expected<void> Coordinator::start() {
     return {};
 }
 
+util::Expected<void> Coordinator::watch_leases() {
+    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), so
+    // that waiting for a slot costs no watch of its own. A new watch lists first.
+    m_slots_listed_this_term = false;
+    m_lease_watch = std::make_unique<kubeapi::Watch>(
+        m_client.connection(), m_loop, kubeapi::leases_resource(), m_settings.ns,
+        kubeapi::WatchSettings{},
+        [this](const kubeapi::WatchEvent& event) { on_lease_seen(event); });
+    return m_lease_watch->start();
+}
+
 void Coordinator::on_lease_seen(const kubeapi::WatchEvent& event) {
     m_slots.apply(event);
+    if (event.kind == kubeapi::WatchEvent::Kind::synced && !m_slots_listed_this_term) {
+        m_slots_listed_this_term = true;
+        if (m_leading) {
+            on_change(); // the views may all be synced now
+        }
+    }
     const auto is_ours = [this](const json& lease) {
         return kubeapi::name_of(lease) == m_settings.lease_name;
     };
@@ -235,6 +246,11 @@ util::Expected<void> Coordinator::begin_term() {
                m_settings.lease_name + ")");
     m_view = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
+    // The slots listed anew, as the Shims and Nodes are: a candidate's Lease watch may run behind
+    // the API server (measured at 1000 agents: a new leader granted 49 slots of a generation
+    // whose failed slot its watch had not delivered yet, fresh Node requests beside stale slots).
+    // A list without a resourceVersion is a consistent read: every failure marked before it.
+    TRY(watch_leases());
     kubeapi::Connection& connection = m_client.connection();
     m_shim_watch = std::make_unique<kubeapi::Watch>(connection, m_loop, model::shims_resource(), "",
                                                     kubeapi::WatchSettings{},

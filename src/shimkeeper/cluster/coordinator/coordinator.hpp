@@ -98,8 +98,12 @@ private:
     enum class GrantCause { slot_went, node_asked };
     void arm_grant_pass(GrantCause cause);
     void grant_pass();
-    bool views_synced() const { return m_shims_synced && m_nodes_synced && m_classes_synced; }
+    bool views_synced() const {
+        return m_shims_synced && m_nodes_synced && m_classes_synced && m_slots_listed_this_term;
+    }
     void load_slots_into_view();
+    // (Re)starts the Lease watch: a list, then a watch from it.
+    util::Expected<void> watch_leases();
     bool still_leading() const;
     // The requests from now on (a round, a pass, a release) form a new ApiPass.
     void begin_requests();
@@ -132,6 +136,7 @@ private:
     model::SlotBoard::Listener m_slot_listener;
     ClusterView m_view;
     bool m_shims_synced = false;
+    bool m_slots_listed_this_term = false; // the Lease watch listed since the term (or start) began
     bool m_nodes_synced = false;
     bool m_classes_synced = false;
     std::unique_ptr<kubeapi::Watch> m_shim_watch;
