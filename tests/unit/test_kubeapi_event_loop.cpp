@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <string>
+#include <sys/epoll.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+#include <vector>
 
 using shimkeeper::kubeapi::CurlEventLoop;
 using namespace std::chrono_literals;
@@ -60,4 +65,40 @@ TEST(KubeEventLoop, ATimerMayScheduleTheNext) {
         ASSERT_TRUE((*loop)->run_once(100ms));
     }
     EXPECT_EQ(fired, 2);
+}
+
+// The coordinator's grant step decides on what its watches have read. Armed before a pass whose
+// blocking writes held the loop while watch events came (a pipe written by a timer stands in for
+// the socket and the pass), it runs after that data was read, not before as an older pending
+// source would.
+TEST(KubeEventLoop, ATimerAfterReadyDataFiresAfterDataThatCameMeanwhile) {
+    auto loop = CurlEventLoop::create();
+    ASSERT_TRUE(loop);
+    std::vector<std::string> order;
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    auto pass = (*loop)->after(0ms, [&] {
+        order.push_back("pass");
+        ASSERT_EQ(::write(fds[1], "e", 1), 1); // an event arrives while the pass runs
+    });
+    ASSERT_TRUE(pass);
+    auto decide = (*loop)->after_reading_ready_data(0ms, [&] { order.push_back("decided"); });
+    ASSERT_TRUE(decide) << decide.error().message();
+    sd_event_source* io = nullptr;
+    ASSERT_GE(sd_event_add_io((*loop)->event(), &io, fds[0], EPOLLIN,
+                              [](sd_event_source* source, int fd, uint32_t, void* user) -> int {
+                                  char byte = 0;
+                                  EXPECT_EQ(::read(fd, &byte, 1), 1);
+                                  static_cast<std::vector<std::string>*>(user)->push_back("read");
+                                  return sd_event_source_set_enabled(source, SD_EVENT_OFF);
+                              },
+                              &order),
+              0);
+    shimkeeper::kubeapi::SdSource io_source(io);
+    for (int i = 0; i < 10 && order.size() < 3; ++i) {
+        ASSERT_TRUE((*loop)->run_once(100ms));
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"pass", "read", "decided"}));
+    ::close(fds[0]);
+    ::close(fds[1]);
 }

@@ -115,6 +115,16 @@ util::Expected<SdSource> CurlEventLoop::after(std::chrono::milliseconds delay,
     return source;
 }
 
+util::Expected<SdSource> CurlEventLoop::after_reading_ready_data(std::chrono::milliseconds delay,
+                                                                 std::function<void()> fire) {
+    SdSource source = TRY(after(delay, std::move(fire)));
+    // sd-event dispatches the pending source of the lowest priority value first: the sockets'
+    // (normal), then this timer.
+    TRY(sd_check(sd_event_source_set_priority(source.get(), SD_EVENT_PRIORITY_NORMAL + 1),
+                 "setting a timer's priority"));
+    return source;
+}
+
 int CurlEventLoop::on_socket(CURL*, curl_socket_t fd, int what, void* user, void*) {
     auto& self = *static_cast<CurlEventLoop*>(user);
     if (what == CURL_POLL_REMOVE) {

@@ -50,6 +50,11 @@ public:
 
     // A one-shot timer on the same loop; dropping the returned source cancels it.
     util::Expected<SdSource> after(std::chrono::milliseconds delay, std::function<void()> fire);
+    // The same, but when it is due while sockets have data to read (a blocking request held the
+    // loop, and watch events came meanwhile), it fires only after they were read: a decision it
+    // makes sees every event that had arrived by then.
+    util::Expected<SdSource> after_reading_ready_data(std::chrono::milliseconds delay,
+                                                      std::function<void()> fire);
 
 private:
     CurlEventLoop() = default;
