@@ -340,6 +340,9 @@ void Coordinator::pass() {
     load_slots_into_view();
     PassOutcome outcome = runner.run(m_view);
     m_stats.writes += outcome.writes;
+    if (outcome.grants_left) {
+        arm_grant_pass(GrantCause::batch_cut);
+    }
     if (outcome.interrupted) {
         m_pass_owed = true;
         return;
@@ -410,15 +413,23 @@ void Coordinator::grant_pass() {
     load_slots_into_view();
     // The log says why (tests/cluster/rollout_bound.sh counts both kinds).
     std::string when = " (at once:";
-    if (causes.contains(GrantCause::slot_went)) {
-        when += " a slot went";
-    }
-    if (causes.contains(GrantCause::node_asked)) {
-        when += causes.size() > 1 ? ", a node asked" : " a node asked";
+    const char* separator = " ";
+    for (const auto& [cause, why] : {std::pair{GrantCause::slot_went, "a slot went"},
+                                     std::pair{GrantCause::node_asked, "a node asked"},
+                                     std::pair{GrantCause::batch_cut, "the rest of a batch"}}) {
+        if (causes.contains(cause)) {
+            when += separator;
+            when += why;
+            separator = ", ";
+        }
     }
     // A failed grant needs no retry of its own: the event also armed a full pass (on_change),
     // which grants too and owns the backoff.
-    m_stats.writes += runner.run_grants(m_view, when + ")").writes;
+    const PassOutcome outcome = runner.run_grants(m_view, when + ")");
+    m_stats.writes += outcome.writes;
+    if (outcome.grants_left) {
+        arm_grant_pass(GrantCause::batch_cut);
+    }
 }
 
 util::Expected<void> Coordinator::release() {

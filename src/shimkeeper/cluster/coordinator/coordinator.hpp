@@ -95,7 +95,7 @@ private:
     void on_change();
     void arm_pass(std::chrono::milliseconds delay);
     void pass();
-    enum class GrantCause { slot_went, node_asked };
+    enum class GrantCause { slot_went, node_asked, batch_cut };
     void arm_grant_pass(GrantCause cause);
     void grant_pass();
     bool views_synced() const {

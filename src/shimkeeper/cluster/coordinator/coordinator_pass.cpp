@@ -352,10 +352,15 @@ void CoordinatorPass::grant_slots(const std::string& when) {
     for (const auto& entry : pending) {
         made.push_back(entry.grant);
     }
+    const auto batch_start = std::chrono::steady_clock::now();
     for (const model::SlotGrant& grant :
          model::plan_slot_grants(targets, slots, requests, made, m_view->declined)) {
         if (!m_leading()) {
             m_outcome.interrupted = true;
+            return;
+        }
+        if (std::chrono::steady_clock::now() - batch_start >= k_grant_batch_time) {
+            m_outcome.grants_left = true; // decided again after the watches were read
             return;
         }
         json lease =
