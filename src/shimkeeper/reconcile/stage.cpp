@@ -4,6 +4,7 @@
 #include "shimkeeper/fetch/oci/auth_file.hpp"
 #include "shimkeeper/fetch/oci/oci_fetch.hpp"
 #include "shimkeeper/reconcile/fault.hpp"
+#include "shimkeeper/reconcile/node.hpp"
 #include "shimkeeper/spec/architecture.hpp"
 #include "shimkeeper/spec/oci_reference.hpp"
 #include "shimkeeper/store/locate_binary.hpp"
@@ -139,6 +140,14 @@ util::Expected<void> remember_resolution(const spec::ShimSpec& shim, const store
 }
 
 } // namespace
+
+StageOptions stage_options_of(const Node& node) {
+    StageOptions options;
+    options.fetch = node.settings.fetch;
+    options.heartbeat = node.heartbeat;
+    options.containerd_registry_hosts = node.detection.registry_config_path;
+    return options;
+}
 
 bool content_is_pinned(const spec::ShimSpec& shim) {
     return shim.fetch.sha256 || (!shim.fetch.oci.empty() && pinned_digest(shim.fetch));

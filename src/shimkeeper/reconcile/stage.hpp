@@ -33,6 +33,12 @@ struct StageOptions {
     std::optional<std::string> containerd_registry_hosts;
 };
 
+struct Node;
+
+// The staging options a node's settings and edges give (fetch settings, watchdog heartbeat,
+// containerd's registry host folder): one transaction's, and staging ahead of a slot.
+StageOptions stage_options_of(const Node& node);
+
 // Whether the spec names its artifact's content for good: a sha256, or an OCI reference by
 // manifest digest (a URL or a tag may serve other bytes tomorrow).
 bool content_is_pinned(const spec::ShimSpec& shim);

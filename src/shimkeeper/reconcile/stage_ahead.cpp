@@ -14,10 +14,7 @@ StagedAhead stage_ahead(const Node& node, const std::vector<spec::ShimSpec>& shi
         }
         return out;
     }
-    StageOptions options;
-    options.fetch = node.settings.fetch;
-    options.heartbeat = node.heartbeat;
-    options.containerd_registry_hosts = node.detection.registry_config_path;
+    const StageOptions options = stage_options_of(node);
     for (const spec::ShimSpec& shim : shims) {
         const util::Log log = node.log.with({.shim = shim.name, .handler = shim.handler});
         if (!content_is_pinned(shim)) {

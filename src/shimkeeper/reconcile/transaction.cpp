@@ -258,10 +258,7 @@ util::Expected<Outcome> Transaction::run(const std::vector<spec::ShimSpec>& desi
     for (const auto& spec : desired) {
         m_entry.shims.push_back(spec.name);
     }
-    StageOptions stage_options;
-    stage_options.fetch = m_node.settings.fetch;
-    stage_options.heartbeat = m_node.heartbeat;
-    stage_options.containerd_registry_hosts = m_node.detection.registry_config_path;
+    const StageOptions stage_options = stage_options_of(m_node);
     // A Shim that names no runtime type learns it from its artifact before anything is planned;
     // fetching one that is not held yet changes nothing but the content-addressed store.
     const ArtifactFetch fetch{m_node.downloader, stage_options, m_log};
