@@ -31,10 +31,12 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //   halt-ignored: the coordinator grants slots of a Shim whose rollout a failed slot halted
 //     (coordinator_pass.cpp);
 //   slot-reclaim-early: the coordinator frees a slot whose holder has not renewed it for half
-//     the lease, not the whole of it (slot_lease.cpp).
-inline constexpr std::array<std::string_view, 7> k_fault_switches = {
-    "handler-before-label", "slot-wait",    "label-patch-fails", "label-before-serving",
-    "grant-over-max",       "halt-ignored", "slot-reclaim-early"};
+//     the lease, not the whole of it (slot_lease.cpp);
+//   grant-slow: not a defect but a slow API server: each slot grant waits 300 ms before its
+//     create (coordinator_pass.cpp), so a test can make a failure come in mid-batch.
+inline constexpr std::array<std::string_view, 8> k_fault_switches = {
+    "handler-before-label", "slot-wait",    "label-patch-fails",  "label-before-serving",
+    "grant-over-max",       "halt-ignored", "slot-reclaim-early", "grant-slow"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);

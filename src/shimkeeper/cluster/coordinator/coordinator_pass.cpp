@@ -12,6 +12,7 @@
 #include "shimkeeper/util/utc_time.hpp"
 
 #include <algorithm>
+#include <thread>
 
 namespace shimkeeper::cluster::coordinator {
 
@@ -362,6 +363,9 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         if (std::chrono::steady_clock::now() - batch_start >= k_grant_batch_time) {
             m_outcome.grants_left = true; // decided again after the watches were read
             return;
+        }
+        if (reconcile::fault_switch("grant-slow")) { // tests only (fault.hpp)
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
         }
         json lease =
             model::granted_slot_lease(grant, model::k_slot_lease_duration,
