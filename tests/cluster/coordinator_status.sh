@@ -6,6 +6,8 @@
 #     label, marked as shimkeeper's) and a status counting the selected nodes;
 #   - nodes reporting installed / failed move status.nodes, Ready and Progressing; a new
 #     generation counts nobody installed until they report it;
+#   - progress alone is written in steps (issue 23): 1 and 3 of 4 nodes installed are not
+#     written however long they wait, 2 of 4 and 4 of 4 are;
 #   - its RuntimeClass changed or deleted by hand is put back;
 #   - idle: passes triggered by irrelevant Node changes write nothing (the Shim's and the
 #     RuntimeClass's resourceVersions stay, the write counter stays).
@@ -84,6 +86,39 @@ node_report node-a spin installed
 node_report node-b spin installed
 wait_eq 30 "True 2" shim_get spin '.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].observedGeneration'
 pass "generation 2: nodes count as installed again only once they report it"
+
+echo "--- progress is written in steps: halfway and done, not every node"
+for node in node-d node-e node-f node-g; do kube_create_node "$node" steps=true; done
+shim_apply steps '  handler: steps
+  nodeSelector: {steps: "true"}'
+counts='.status.nodes.selected} {.status.nodes.installed} {.status.nodes.failed} {.status.nodes.updating'
+wait_eq 30 "4 0 0 4" shim_get steps "$counts"
+# Passes for longer than the coordinator's progress interval (5 s), each after a Node change: a
+# count below the next step is never written, however long it has waited.
+passes_beyond_the_interval() {
+    local until=$((SECONDS + 7)) round=0
+    while ((SECONDS < until)); do
+        round=$((round + 1))
+        passes=$(coord_passes node-a)
+        kube_admin label node node-c --overwrite "unrelated=steps-$round" >/dev/null
+        coord_wait_passes node-a "$passes"
+    done
+}
+steps_version=$(shim_get steps .metadata.resourceVersion)
+node_report node-d steps installed
+passes_beyond_the_interval
+[[ $(shim_get steps "$counts") == "4 0 0 4" ]] ||
+    fail "1 of 4 installed was written before the halfway step: $(shim_get steps "$counts")"
+[[ $(shim_get steps .metadata.resourceVersion) == "$steps_version" ]] || fail "the Shim was written below the halfway step"
+node_report node-e steps installed
+wait_eq 30 "4 2 0 2" shim_get steps "$counts"
+node_report node-f steps installed
+passes_beyond_the_interval
+[[ $(shim_get steps "$counts") == "4 2 0 2" ]] ||
+    fail "3 of 4 installed was written before the last step: $(shim_get steps "$counts")"
+node_report node-g steps installed
+wait_eq 30 "4 4 0 0 True" shim_get steps "$counts"'} {.status.conditions[?(@.type=="Ready")].status'
+pass "1 of 4 and 3 of 4 not written; 2 of 4 and 4 of 4 written"
 
 echo "--- the RuntimeClass changed or deleted by hand is put back"
 kube_admin patch runtimeclass wasm-spin --type merge -p '{"scheduling":{"nodeSelector":{"wasm":"true"}}}' >/dev/null

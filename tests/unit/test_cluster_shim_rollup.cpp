@@ -162,6 +162,36 @@ TEST(ClusterShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
     EXPECT_TRUE(status_differs_beyond_progress(object, next));
 }
 
+json with_nodes(int selected, int installed, int failed, const std::string& message = "m") {
+    return {{"nodes",
+             {{"selected", selected},
+              {"installed", installed},
+              {"failed", failed},
+              {"updating", selected - installed - failed}}},
+            {"conditions", json::array({{{"type", "Ready"}, {"message", message}}})}};
+}
+
+TEST(ClusterShimRollup, ProgressAloneIsWrittenOnlyWhenItReachesAnotherStep) {
+    json object = shim();
+    object["status"] = with_nodes(10, 0, 0);
+    // 4 of 10 done: still the first half, held back however long it has been (issue 23).
+    EXPECT_FALSE(progress_reached_another_step(object, with_nodes(10, 4, 0)));
+    // Half of them done, installed or failed alike: the halfway step.
+    EXPECT_TRUE(progress_reached_another_step(object, with_nodes(10, 5, 0)));
+    EXPECT_TRUE(progress_reached_another_step(object, with_nodes(10, 3, 2)));
+    object["status"] = with_nodes(10, 5, 0);
+    EXPECT_FALSE(progress_reached_another_step(object, with_nodes(10, 9, 0)));
+    EXPECT_TRUE(progress_reached_another_step(object, with_nodes(10, 10, 0)));
+    // A node more selected can move the step back: that is another step too.
+    EXPECT_TRUE(progress_reached_another_step(object, with_nodes(11, 5, 0)));
+    // The same counts with another message (a deleted Shim's nodes still carrying it): written
+    // on the interval as before.
+    EXPECT_TRUE(progress_reached_another_step(object, with_nodes(10, 5, 0, "other")));
+    EXPECT_EQ(progress_step(with_nodes(10, 10, 0)), k_progress_steps);
+    EXPECT_EQ(progress_step(with_nodes(0, 0, 0)), 0);
+    EXPECT_EQ(progress_step(json::object()), 0);
+}
+
 TEST(ClusterShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnown) {
     json object = shim();
     object["status"]["conditions"] = json::array({{{"type", "RolloutHalted"},

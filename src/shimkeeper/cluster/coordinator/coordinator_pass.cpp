@@ -398,6 +398,9 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
     if (auto last = m_view->status_written.find(name);
         last != m_view->status_written.end() &&
         !model::status_differs_beyond_progress(shim, status)) {
+        if (!model::progress_reached_another_step(shim, status)) {
+            return; // written with the next step, or with anything more than progress
+        }
         const auto due = last->second + model::k_progress_interval;
         if (now < due) {
             m_outcome.progress_due = std::min(m_outcome.progress_due.value_or(due), due);

@@ -2,6 +2,8 @@
 
 #include "shimkeeper/cluster/model/shim_object.hpp"
 
+#include <algorithm>
+
 namespace shimkeeper::cluster::model {
 
 using nlohmann::json;
@@ -216,6 +218,32 @@ bool status_differs(const json& shim, const json& desired) {
 bool status_differs_beyond_progress(const json& shim, const json& desired) {
     return fields_differ(without_progress(shim.value("status", json::object())),
                          without_progress(desired));
+}
+
+int progress_step(const json& status) {
+    const json nodes = status.is_object() ? status.value("nodes", json::object()) : json::object();
+    if (!nodes.is_object()) {
+        return 0;
+    }
+    const auto count = [&](const char* key) {
+        const auto found = nodes.find(key);
+        return found != nodes.end() && found->is_number_integer() ? found->get<std::int64_t>() : 0;
+    };
+    const std::int64_t selected = count("selected");
+    if (selected <= 0) {
+        return 0;
+    }
+    const std::int64_t done =
+        std::clamp<std::int64_t>(count("installed") + count("failed"), 0, selected);
+    return static_cast<int>(done * k_progress_steps / selected);
+}
+
+bool progress_reached_another_step(const json& shim, const json& desired) {
+    const json current = shim.value("status", json::object());
+    if (!current.is_object() || current.value("nodes", json()) == desired.value("nodes", json())) {
+        return true; // the counts did not move: a message alone
+    }
+    return progress_step(current) != progress_step(desired);
 }
 
 } // namespace shimkeeper::cluster::model

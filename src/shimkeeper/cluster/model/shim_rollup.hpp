@@ -64,9 +64,23 @@ nlohmann::json desired_status(const nlohmann::json& shim, const Rollup& rollup,
 bool status_differs(const nlohmann::json& shim, const nlohmann::json& desired);
 // Whether it would change more than the progress: the node counts and the conditions' messages
 // (which count nodes too). Every agent watches every Shim, so each status write reaches all of
-// them: the coordinator writes progress alone at most every k_progress_interval (issue 23), and
-// anything else (a generation observed, a slot count, a condition's status or reason) at once.
+// them: anything beyond progress (a generation observed, a slot count, a condition's status or
+// reason) is written at once, progress alone at most every k_progress_interval and, when the
+// node counts moved, only once they reach another step (progress_reached_another_step).
 bool status_differs_beyond_progress(const nlohmann::json& shim, const nlohmann::json& desired);
 inline constexpr std::chrono::seconds k_progress_interval{5};
+
+// How far a rollout is, in steps: the selected nodes done with the generation (installed or
+// failed) in k_progress_steps parts, 0 .. k_progress_steps (from status.nodes).
+// Why steps and so few (issue 23): a write every k_progress_interval would reach every agent
+// once per interval for as long as a rollout lasts, a cost that grows with its length as well as
+// the cluster. With one step between the start and the end, a Shim's rollout costs each agent
+// four Shim events (the edit, the generation observed, halfway, done) beside its own Node's three
+// and its own slot's three: ten. Each node's own state is on its Node at all times.
+inline constexpr int k_progress_steps = 2;
+int progress_step(const nlohmann::json& status);
+// Whether progress alone is worth a write: the node counts reached another step, or they did not
+// change and only a message did (a deleted Shim's list of nodes still carrying it).
+bool progress_reached_another_step(const nlohmann::json& shim, const nlohmann::json& desired);
 
 } // namespace shimkeeper::cluster::model
