@@ -7,11 +7,11 @@
 # grants them in one step, node-1 first (name order); node-1's agent refuses downloads over 1000
 # bytes, so it fails as soon as it holds its slot.
 #   - The rollout halts on node-1's failure (RolloutHalted=True).
-#   - At most two slots are granted (created) after the failed slot was marked: a grant step creates slots
-#     for at most 200 ms and then reads its watches before it decides the rest, so only a create
-#     decided before the failure was seen lands after it. A step that granted its whole batch
-#     would hand out the other slots over 2.4 s, most of them after the failure (seen: with the
-#     cut removed, all 7 of them).
+#   - At most three slots are granted (created) after the failed slot was marked: a grant step
+#     creates slots for at most 200 ms and then reads its watches before it decides the rest, so
+#     only creates decided before the failure was seen land after it (one here, unloaded). A
+#     step that granted its whole batch would hand out the other slots over 2.4 s, most of them
+#     after the failure (seen: with the cut removed, all 7 of them).
 #   - The nodes that got no slot did not change: no annotation for the generation.
 # seconds-about: 40
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
@@ -70,7 +70,10 @@ print(len(after), ",".join(after) or "-", total)
 PY
 )
 ((total > 0)) || fail "the record holds no slot grant: it proves nothing"
-((count <= 2)) || fail "$count slots were granted after node-1's slot was marked failed ($granted_after; at most 2: those decided before it was seen)"
+# Each create decided before the failure's watch event reached the coordinator can land after
+# it: one per 300 ms the event is late. 3 leaves 0.6 s for a loaded machine; without the cut
+# every other node is granted (7).
+((count <= 3)) || fail "$count slots were granted after node-1's slot was marked failed ($granted_after; at most 3: those decided before it was seen)"
 grep -q "granted rollout slot demo-slot-" "$T"/coord-*.log || fail "no coordinator log shows a grant"
 
 # The nodes that never held a slot did not change.
