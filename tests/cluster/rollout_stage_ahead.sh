@@ -6,10 +6,12 @@
 #     slot, and their transaction in the slot downloads nothing;
 #   - node-4 (stage_ahead = false) downloads in its slot, as before;
 #   - the record keeps the bound: one holder at a time, no node changing without a slot.
-# Then generation 2 names a sha256 its artifact does not have: every waiting node's staging fails
+# Then generation 2 (another artifact) waits, staged, while Shim other commits on every node: that
+# commit's garbage collection keeps what is staged, so each staging node downloads generation 2
+# once. Then generation 3 names a sha256 its artifact does not have: every waiting node's staging fails
 # and is only logged (nothing halts a rollout but a slot marked failed); the one node granted a
 # slot fails there, the rollout halts, and no node has changed, nor stored the bad artifact.
-# seconds-about: 40
+# seconds-about: 60
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
@@ -21,14 +23,14 @@ nodes=(node-1 node-2 node-3 node-4)
 grep -qx "stage_ahead = true" "$T/roots/node-1/etc/shimkeeper/shimkeeper.toml" ||
     fail "node-1's config does not turn staging ahead on"
 
-shim_yaml() { # SHA256
-    kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$1" \
+shim_yaml() { # SHA256 [ARCHIVE]
+    kube_shim_yaml demo "$SERVER_URL/slow/$rate/${2:-demo.tar.gz}" "$1" \
         "  nodeSelector: {rollout: \"yes\"}
   rolloutStrategy: {rolling: {maxUpdate: 1}}"
 }
-all_done() {
+all_done() { # [GENERATION]
     local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
+    for node in "${nodes[@]}"; do rollout_finished "$node" demo "${1:-1}" || return 1; done
     [[ -z "$(kube_admin get leases -n shimkeeper-system -o name | grep -- "-slot-" || true)" ]]
 }
 rollout_record
@@ -57,19 +59,49 @@ downloading=$(first_line "$log" "fetch demo: downloading")
 grep -q "ahead of its rollout slot" "$log" && fail "node-4 staged ahead with stage_ahead = false: $(cat "$log")"
 pass "node-1..3 staged demo before their slots and did not download in them; node-4 downloaded in its slot; one holder at a time"
 
-echo "--- generation 2: a sha256 the artifact does not have"
+echo "--- generation 2 waits staged while another Shim commits: its artifact is kept"
+# The coordinators are stopped until every staging node has staged generation 2 and Shim other
+# (no rolling strategy: no slot) has committed on it; the commit's garbage collection must keep
+# the staged artifact, which no generation uses yet, or the slot downloads it again.
+zcat "$T/www/demo.tar.gz" | gzip -1 >"$T/www/demo2.tar.gz"
+make_shim_archive "$(shim_binary_for other)" "$T/www/other.tar.gz"
+sha2=$(sha256_of "$T/www/demo2.tar.gz")
+for pid in "${COORDINATOR_PIDS[@]}"; do kill -STOP "$pid"; done
+shim_yaml "$sha2" demo2.tar.gz | kube_admin apply -f - >/dev/null
+staged2() { grep -q "demo: staged sha256:$sha2 ahead of its rollout slot" "$T/roots/$1.log"; }
+for node in node-1 node-2 node-3; do
+    kube_wait_for 30 staged2 "$node" || fail "$node did not stage generation 2: $(tail -n 20 "$T/roots/$node.log")"
+done
+kube_shim_yaml other "$SERVER_URL/other.tar.gz" "$(sha256_of "$T/www/other.tar.gz")" \
+    '  nodeSelector: {rollout: "yes"}' | kube_admin apply -f - >/dev/null
+other_committed() { grep -q "install of handler other (.*) committed" "$T/roots/$1.log"; }
+for node in node-1 node-2 node-3; do
+    kube_wait_for 60 other_committed "$node" || fail "Shim other did not commit on $node: $(tail -n 20 "$T/roots/$node.log")"
+done
+for pid in "${COORDINATOR_PIDS[@]}"; do kill -CONT "$pid"; done
+kube_wait_for 120 all_done 2 ||
+    fail "generation 2 did not reach every node: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
+for node in node-1 node-2 node-3; do
+    log=$T/roots/$node.log
+    downloads=$(grep -c "fetch demo: downloading .*/demo2.tar.gz" "$log" || true)
+    ((downloads == 1)) ||
+        fail "$node downloaded generation 2 $downloads times (another Shim's commit collected what it staged?): $(grep "fetch demo\|staged\|committed" "$log")"
+done
+pass "node-1..3 staged generation 2 once; Shim other's commit kept it, and their slots downloaded nothing"
+
+echo "--- generation 3: a sha256 the artifact does not have"
 configs_before=$(for n in "${nodes[@]}"; do sha256sum "$T/roots/$n/etc/containerd/config.toml"; done)
 bad=$(printf 'not the artifact' | sha256sum | cut -d' ' -f1)
 shim_yaml "$bad" | kube_admin apply -f - >/dev/null
 halted() { [[ "$(kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == True ]]; }
-kube_wait_for 90 halted || fail "generation 2 did not halt: $(kube_admin get shim demo -o yaml)"
+kube_wait_for 90 halted || fail "generation 3 did not halt: $(kube_admin get shim demo -o yaml)"
 failed=$(rollout_failed_slot)
 [[ $(wc -l <<<"$failed") == 1 ]] || fail "not one slot marked failed: $failed"
 holder=$(cut -d' ' -f2 <<<"$failed")
 for node in node-1 node-2 node-3; do
     [[ $node == "$holder" ]] && continue
     grep -q "demo: could not stage ahead of its rollout slot" "$T/roots/$node.log" ||
-        fail "$node, waiting, did not try to stage generation 2 ahead: $(tail -n 20 "$T/roots/$node.log")"
+        fail "$node, waiting, did not try to stage generation 3 ahead: $(tail -n 20 "$T/roots/$node.log")"
 done
 configs_after=$(for n in "${nodes[@]}"; do sha256sum "$T/roots/$n/etc/containerd/config.toml"; done)
 [[ $configs_after == "$configs_before" ]] || fail "a node's containerd config changed: $configs_after"

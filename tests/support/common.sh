@@ -36,6 +36,7 @@ sk__cleanup() {
     local pid
     for pid in "${SK_PIDS[@]}"; do
         kill "$pid" 2>/dev/null
+        kill -CONT "$pid" 2>/dev/null # a process a failed test left stopped takes its TERM now
     done
     for pid in "${SK_PIDS[@]}"; do
         wait "$pid" 2>/dev/null

@@ -4,6 +4,7 @@
 #include "shimkeeper/containerd/detection.hpp"
 #include "shimkeeper/fetch/curl_downloader.hpp"
 #include "shimkeeper/reconcile/stage_ahead.hpp"
+#include "shimkeeper/reconcile/transaction.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
@@ -47,10 +48,12 @@ protected:
         s.fetch.sha256 = util::sha256_file_hex(artifact).value();
         return s;
     }
+    Node node() {
+        return Node{m_root,       m_settings, m_store, m_detection,
+                    m_downloader, nullptr,    nullptr, m_log};
+    }
     StagedAhead stage(const std::vector<spec::ShimSpec>& shims) {
-        const Node node{m_root,       m_settings, m_store, m_detection,
-                        m_downloader, nullptr,    nullptr, m_log};
-        return stage_ahead(node, shims);
+        return stage_ahead(node(), shims);
     }
     bool stored(const spec::ShimSpec& s) const { return m_store.has_artifact(*s.fetch.sha256); }
     std::vector<std::string> warnings() const {
@@ -115,6 +118,24 @@ TEST_F(StageAheadTest, AFailureIsAWarningTheStoreStaysAsItWasAndTheOthersAreStag
     ASSERT_EQ(warnings().size(), 1u);
     EXPECT_NE(warnings()[0].find("could not stage ahead"), std::string::npos) << warnings()[0];
     EXPECT_NE(warnings()[0].find("its transaction fetches it again"), std::string::npos);
+}
+
+// Another Shim's slot comes first: its commit's garbage collection keeps what waits staged, so the
+// waiting Shim's slot costs no second download.
+TEST_F(StageAheadTest, AnotherShimsCommitKeepsWhatIsStagedAhead) {
+    const spec::ShimSpec waiting = shim("waiting");
+    ASSERT_EQ(stage({waiting}).downloaded.size(), 1u);
+    Node other_slot = node();
+    other_slot.keep_artifacts = staged_ahead_digests(other_slot, {waiting});
+    EXPECT_EQ(other_slot.keep_artifacts, std::set<std::string>{*waiting.fetch.sha256});
+    auto outcome = execute(other_slot, {shim("other")}, "apply", Restart::no);
+    ASSERT_TRUE(outcome.has_value()) << outcome.error().message();
+    ASSERT_EQ(outcome->result, TxnResult::committed);
+    EXPECT_TRUE(stored(waiting)) << "collected after the other Shim's commit";
+    // An unpinned Shim is never staged, so nothing of it is kept either.
+    spec::ShimSpec loose = shim("loose");
+    loose.fetch.sha256.reset();
+    EXPECT_TRUE(staged_ahead_digests(node(), {loose}).empty());
 }
 
 } // namespace

@@ -104,6 +104,17 @@ TEST_F(StoreGarbage, NeverRemovesWhatABinLinkPointsTo) {
     EXPECT_TRUE(fs::is_regular_file(m_root / target.relative_path()));
 }
 
+TEST_F(StoreGarbage, AnArtifactAskedToBeKeptStaysThoughNoGenerationUsesIt) {
+    write_generations(5);
+    add_artifact(digest('8')); // fetched, never installed
+    add_artifact(digest('9')); // staged ahead of a rollout slot
+    auto removed = m_store->collect_garbage(1, "/proc", {digest('9')});
+    ASSERT_TRUE(removed.has_value()) << removed.error().message();
+    EXPECT_EQ(*removed, (std::vector<std::string>{digest('1'), digest('2'), digest('3'),
+                                                  digest('4'), digest('8')}));
+    EXPECT_TRUE(m_store->has_artifact(digest('9')));
+}
+
 TEST_F(StoreGarbage, NothingToCollectLeavesStateAlone) {
     write_generations(5);
     auto before = fs::last_write_time(m_store->state_dir() / "state.json");

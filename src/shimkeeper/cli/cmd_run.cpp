@@ -116,6 +116,10 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
         }
         desired = std::move(*admitted);
         (*gate)->attach(node);
+        if (ctx.settings.kube && ctx.settings.kube->stage_ahead) {
+            node.keep_artifacts =
+                reconcile::staged_ahead_digests(node, (*gate)->worth_staging_ahead());
+        }
     }
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);

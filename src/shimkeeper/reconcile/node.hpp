@@ -12,6 +12,8 @@
 #include "shimkeeper/util/log.hpp"
 
 #include <functional>
+#include <set>
+#include <string>
 
 namespace shimkeeper::reconcile {
 
@@ -39,6 +41,10 @@ struct Node {
     // not be staged, a config containerd refused with their change): cluster mode halts the
     // rollout of those Shims only (a refusal without this call is about none of them).
     std::function<void(const std::vector<std::string>& shims)> refused_about = {};
+    // Artifacts the garbage collection after a commit keeps though no generation uses them:
+    // cluster mode's staged ahead of a rollout slot (staged_ahead_digests), which would
+    // otherwise be downloaded again when another Shim's transaction commits first.
+    std::set<std::string> keep_artifacts = {};
 };
 
 } // namespace shimkeeper::reconcile

@@ -41,4 +41,22 @@ StagedAhead stage_ahead(const Node& node, const std::vector<spec::ShimSpec>& shi
     return out;
 }
 
+std::set<std::string> staged_ahead_digests(const Node& node,
+                                           const std::vector<spec::ShimSpec>& shims) {
+    std::set<std::string> out;
+    auto state = node.store.load_state();
+    if (!state) {
+        return out; // the transaction meets the same error, and collects nothing
+    }
+    for (const spec::ShimSpec& shim : shims) {
+        if (!content_is_pinned(shim)) {
+            continue;
+        }
+        if (auto digest = known_digest(shim, state->current_generation(), node.store)) {
+            out.insert(*digest);
+        }
+    }
+    return out;
+}
+
 } // namespace shimkeeper::reconcile

@@ -9,6 +9,7 @@
 #include "shimkeeper/reconcile/node.hpp"
 #include "shimkeeper/spec/shim_spec.hpp"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,10 @@ struct StagedAhead {
 // left to its transaction: with no digest to find it by, every reconcile that waits would
 // download it again, and the bytes could change before the slot comes.
 StagedAhead stage_ahead(const Node& node, const std::vector<spec::ShimSpec>& shims);
+
+// The store digests stage_ahead stages for `shims` as far as they are known without a request
+// (known_digest): what a transaction's garbage collection must keep (Node::keep_artifacts).
+std::set<std::string> staged_ahead_digests(const Node& node,
+                                           const std::vector<spec::ShimSpec>& shims);
 
 } // namespace shimkeeper::reconcile

@@ -225,7 +225,8 @@ util::Expected<Outcome> Transaction::commit(store::StoreState state) {
         m_log.warning("closing the journal: " + saved.error().message() +
                       " (the next run closes it as committed)");
     }
-    if (auto removed = m_node.store.collect_garbage(m_node.settings.store.keep_generations);
+    if (auto removed = m_node.store.collect_garbage(m_node.settings.store.keep_generations, "/proc",
+                                                    m_node.keep_artifacts);
         !removed) {
         m_log.warning("garbage collection: " + removed.error().message());
     }

@@ -36,8 +36,9 @@ std::optional<std::string> linked_digest(const fs::path& store_node_dir, const f
 
 } // namespace
 
-util::Expected<std::vector<std::string>> Store::collect_garbage(int keep,
-                                                                const fs::path& proc) const {
+util::Expected<std::vector<std::string>>
+Store::collect_garbage(int keep, const fs::path& proc,
+                       const std::set<std::string>& also_keep) const {
     StoreState state = TRY(load_state());
     keep = std::max(keep, 1);
     // Generations are ascending: the newest `keep` are at the end; the current one always stays.
@@ -51,7 +52,7 @@ util::Expected<std::vector<std::string>> Store::collect_garbage(int keep,
             kept.push_back(generation);
         }
     }
-    std::set<std::string> in_use;
+    std::set<std::string> in_use = also_keep;
     for (const Generation& generation : kept) {
         for (const InstalledShim& shim : generation.shims) {
             in_use.insert(shim.digest);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,12 +73,14 @@ public:
 
     // Removes artifacts not used by the newest `keep` generations (and older generations'
     // records), never the current generation's, never anything a bin/ link points to, never
-    // one whose binary a process in `proc` runs. The state is saved first, then each artifact
-    // is renamed into tmp/ and deleted, so a crash leaves only unreferenced leftovers; then the
-    // fingerprint and OCI records of artifacts no longer stored go. Returns the digests
-    // removed, sorted.
+    // one whose binary a process in `proc` runs, never one named in `also_keep` (artifacts
+    // staged ahead of a rollout slot: no generation uses them yet). The state is saved first, then
+    // each artifact is renamed into tmp/ and deleted, so a crash leaves only unreferenced
+    // leftovers; then the fingerprint and OCI records of artifacts no longer stored go. Returns the
+    // digests removed, sorted.
     util::Expected<std::vector<std::string>>
-    collect_garbage(int keep, const std::filesystem::path& proc = "/proc") const;
+    collect_garbage(int keep, const std::filesystem::path& proc = "/proc",
+                    const std::set<std::string>& also_keep = {}) const;
 
     // Removes tmp/ leftovers of crashed runs: entries not modified for `older_than`. Pass zero
     // when the caller knows no other run is using the store.
