@@ -187,6 +187,10 @@ TEST(ClusterShimRollup, ProgressAloneIsWrittenOnlyWhenItReachesAnotherStep) {
     // The same counts with another message (a deleted Shim's nodes still carrying it): written
     // on the interval as before.
     EXPECT_TRUE(progress_reached_another_step(object, with_nodes(10, 5, 0, "other")));
+    // Nothing on its way: a Node deleted from a finished rollout is written (10 of 10 to 9 of 9,
+    // the same step).
+    object["status"] = with_nodes(10, 10, 0);
+    EXPECT_TRUE(progress_reached_another_step(object, with_nodes(9, 9, 0)));
     EXPECT_EQ(progress_step(with_nodes(10, 10, 0)), k_progress_steps);
     EXPECT_EQ(progress_step(with_nodes(0, 0, 0)), 0);
     EXPECT_EQ(progress_step(json::object()), 0);

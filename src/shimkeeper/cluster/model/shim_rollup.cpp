@@ -243,6 +243,12 @@ bool progress_reached_another_step(const json& shim, const json& desired) {
     if (!current.is_object() || current.value("nodes", json()) == desired.value("nodes", json())) {
         return true; // the counts did not move: a message alone
     }
+    // No node on its way: not a rollout's progress but the fleet changing (a Node deleted or
+    // relabelled), rare, and written as it comes.
+    const json nodes = desired.value("nodes", json::object());
+    if (!nodes.is_object() || nodes.value("updating", 0) == 0) {
+        return true;
+    }
     return progress_step(current) != progress_step(desired);
 }
 

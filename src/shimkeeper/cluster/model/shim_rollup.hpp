@@ -79,8 +79,9 @@ inline constexpr std::chrono::seconds k_progress_interval{5};
 // and its own slot's three: ten. Each node's own state is on its Node at all times.
 inline constexpr int k_progress_steps = 2;
 int progress_step(const nlohmann::json& status);
-// Whether progress alone is worth a write: the node counts reached another step, or they did not
-// change and only a message did (a deleted Shim's list of nodes still carrying it).
+// Whether progress alone is worth a write: the node counts reached another step, or no selected
+// node is on its way (the fleet changed, not a rollout), or the counts did not change and only a
+// message did (a deleted Shim's list of nodes still carrying it).
 bool progress_reached_another_step(const nlohmann::json& shim, const nlohmann::json& desired);
 
 } // namespace shimkeeper::cluster::model
