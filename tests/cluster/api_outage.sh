@@ -160,10 +160,20 @@ kube_shim_yaml late "$SERVER_URL/slow/524288/late-v1.tar.gz" "$(node_shim_digest
 downloading() { grep -q "fetch late: downloading" "$agent_log"; }
 kube_wait_for 60 downloading || fail "the agent did not start installing Shim late: $(tail -n 30 "$agent_log")"
 # Shim burst selects no node: only the coordinator has work with it (finalizer, RuntimeClass,
-# status), its pass armed by this change runs while etcd is stopped.
-kube_shim_yaml burst "$SERVER_URL/demo-v1.tar.gz" "$(node_shim_digest demo v1)" \
-    "  nodeSelector: {shimkeeper-test/none: here}" | kube_admin apply -f - >/dev/null
+# status), its pass armed by this change runs while etcd is stopped. The coordinator is held
+# while burst is created and until the API server's watch cache has it: then its watch event
+# needs no etcd, and none of the pass's requests can finish before etcd stops (either race
+# would leave the pass unexercised).
+coordinator_pid=$(prop MainPID "$coordinator")
+kill -STOP "$coordinator_pid"
+burst_rv=$(kube_shim_yaml burst "$SERVER_URL/demo-v1.tar.gz" "$(node_shim_digest demo v1)" \
+    "  nodeSelector: {shimkeeper-test/none: here}" |
+    kube_admin apply -f - -o jsonpath='{.metadata.resourceVersion}')
+# A list at least as new as burst is served from the watch cache once the cache has it.
+kube_admin get --raw "/apis/containerd.x-k8s.io/v1alpha1/shims?resourceVersion=$burst_rv&resourceVersionMatch=NotOlderThan" >/dev/null ||
+    fail "the API server's watch cache did not reach Shim burst's resourceVersion $burst_rv"
 kill -STOP "$KUBE_ETCD_PID"
+kill -CONT "$coordinator_pid"
 hung_at=$SECONDS
 pinged_from=$(wc -l <"$pings")
 # A request now hangs: the API server accepts it and waits for etcd.

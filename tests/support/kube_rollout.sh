@@ -45,8 +45,8 @@
 #   rollout_holds NODE             NODE holds a rollout slot now
 #   rollout_rv                     the API server's current resourceVersion (a list's)
 #   rollout_failed_slot            "NAME HOLDER RESOURCEVERSION" of each slot marked failed
-#   rollout_no_slot_after RV       the Lease record has no slot taken (created, or taken over
-#                                  unfailed) after RV: a halt halts (slots_after.py)
+#   rollout_no_slot_after RV [SHIM] the Lease record has no slot (of SHIM) taken (created, or
+#                                  taken over unfailed) after RV: a halt halts (slots_after.py)
 #   rollout_slot_holders           "NAME HOLDER" of each slot Lease
 #   rollout_kill_a_holder          SIGKILLs the agent of a node while it holds a slot: sets
 #                                  VICTIM, SLOT and RENEWED (the slot's last renewTime); a node
@@ -188,7 +188,7 @@ for l in json.load(sys.stdin)["items"]:
 }
 
 rollout_no_slot_after() {
-    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/slots_after.py" "$T/leases.events" "$1"
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/slots_after.py" "$T/leases.events" "$1" ${2:+"$2"}
 }
 
 rollout_slot_holders() {

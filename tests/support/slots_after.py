@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Whether a slot was taken after a rollout halted: the halt halts.
 
-    slots_after.py LEASE_EVENTS FAILED_RV
+    slots_after.py LEASE_EVENTS FAILED_RV [SHIM]
 
 LEASE_EVENTS is watch_record.py's record of the slot Leases (one JSON watch event after another);
 FAILED_RV the resourceVersion at which a slot was marked failed. A slot Lease created after it,
-or modified after it into an unfailed one (a takeover), is a slot taken after the failure.
+or modified after it into an unfailed one (a takeover), is a slot taken after the failure; with
+SHIM, only that Shim's slots count (another Shim's rollout goes on).
 Prints them ("slots taken after the failure: ..."); exits 1 if there is one, and 2 if the record
 holds no slot event at all (a dead recorder would otherwise prove the halt).
 """
@@ -16,11 +17,12 @@ from rollout_timeline import events  # the recorder's stream of watch events
 
 def main():
     path, failed_rv = sys.argv[1], int(sys.argv[2])
+    prefix = sys.argv[3] + "-slot-" if len(sys.argv) > 3 else None
     after, seen = [], 0
     for event in events(path):
         lease = event["object"]
         meta = lease["metadata"]
-        if "-slot-" not in meta["name"]:
+        if "-slot-" not in meta["name"] or (prefix and not meta["name"].startswith(prefix)):
             continue
         seen += 1
         if int(meta["resourceVersion"]) <= failed_rv:

@@ -33,10 +33,17 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //   slot-reclaim-early: the coordinator frees a slot whose holder has not renewed it for half
 //     the lease, not the whole of it (slot_lease.cpp);
 //   grant-slow: not a defect but a slow API server: each slot grant waits 300 ms before its
-//     create (coordinator_pass.cpp), so a test can make a failure come in mid-batch.
-inline constexpr std::array<std::string_view, 8> k_fault_switches = {
-    "handler-before-label", "slot-wait",    "label-patch-fails",  "label-before-serving",
-    "grant-over-max",       "halt-ignored", "slot-reclaim-early", "grant-slow"};
+//     create (coordinator_pass.cpp), so a test can make a failure come in mid-batch;
+//   standby-lease-watch-behind: not a defect but a loaded API server: a coordinator candidate's
+//     Lease watch delivers no slot change while it stands by (coordinator.cpp), so a test can
+//     make a new leader's standby view stale;
+//   term-keeps-slots: a new coordinator term grants from the slots its standby watch saw
+//     instead of listing them anew (coordinator.cpp).
+inline constexpr std::array<std::string_view, 10> k_fault_switches = {
+    "handler-before-label", "slot-wait",      "label-patch-fails",
+    "label-before-serving", "grant-over-max", "halt-ignored",
+    "slot-reclaim-early",   "grant-slow",     "standby-lease-watch-behind",
+    "term-keeps-slots"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);

@@ -4,6 +4,7 @@
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/retry_backoff.hpp"
+#include "shimkeeper/reconcile/fault.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -130,7 +131,13 @@ util::Expected<void> Coordinator::watch_leases() {
 }
 
 void Coordinator::on_lease_seen(const kubeapi::WatchEvent& event) {
-    m_slots.apply(event);
+    const bool behind_while_standing_by = // tests only (fault.hpp)
+        !m_leading && event.kind != kubeapi::WatchEvent::Kind::synced &&
+        kubeapi::name_of(event.object) != m_settings.lease_name &&
+        reconcile::fault_switch("standby-lease-watch-behind");
+    if (!behind_while_standing_by) {
+        m_slots.apply(event);
+    }
     if (event.kind == kubeapi::WatchEvent::Kind::synced && !m_slots_listed_this_term) {
         m_slots_listed_this_term = true;
         if (m_leading) {
@@ -250,7 +257,9 @@ util::Expected<void> Coordinator::begin_term() {
     // the API server (measured at 1000 agents: a new leader granted 49 slots of a generation
     // whose failed slot its watch had not delivered yet, fresh Node requests beside stale slots).
     // A list without a resourceVersion is a consistent read: every failure marked before it.
-    TRY(watch_leases());
+    if (!reconcile::fault_switch("term-keeps-slots")) { // tests only (fault.hpp)
+        TRY(watch_leases());
+    }
     kubeapi::Connection& connection = m_client.connection();
     m_shim_watch = std::make_unique<kubeapi::Watch>(connection, m_loop, model::shims_resource(), "",
                                                     kubeapi::WatchSettings{},
