@@ -31,7 +31,7 @@ util::Expected<bool> LeaderElector::create_lease(Clock::time_point now) {
                     {"acquireTime", stamp},
                     {"renewTime", stamp},
                     {"leaseTransitions", 0}}}};
-    auto created = m_client.create(leases_resource(), m_settings.ns, lease);
+    auto created = m_client->create(leases_resource(), m_settings.ns, lease);
     if (!created) {
         if (created.error().code() == util::ErrorCode::conflict) {
             m_known_stale = m_watched; // AlreadyExists: another candidate created it first
@@ -60,7 +60,7 @@ void LeaderElector::note_record(const json& spec, Clock::time_point now) {
 }
 
 util::Expected<bool> LeaderElector::read_and_judge(Clock::time_point now) {
-    auto lease = m_client.get(leases_resource(), m_settings.ns, m_settings.name);
+    auto lease = m_client->get(leases_resource(), m_settings.ns, m_settings.name);
     if (!lease) {
         if (lease.error().code() == util::ErrorCode::not_found) {
             m_known.reset();
@@ -87,7 +87,7 @@ util::Expected<bool> LeaderElector::judge_and_write(json lease, Clock::time_poin
         return false;
     }
     lease["spec"] = spec_for_us(spec);
-    auto written = m_client.update(leases_resource(), m_settings.ns, lease);
+    auto written = m_client->update(leases_resource(), m_settings.ns, lease);
     if (!written) {
         if (written.error().code() != util::ErrorCode::conflict) {
             return std::unexpected(std::move(written).error());
@@ -157,7 +157,7 @@ util::Expected<void> LeaderElector::release() {
         return {};
     }
     m_renewed_at.reset();
-    json lease = TRY(m_client.get(leases_resource(), m_settings.ns, m_settings.name));
+    json lease = TRY(m_client->get(leases_resource(), m_settings.ns, m_settings.name));
     json& spec = lease["spec"];
     if (spec.value("holderIdentity", "") != m_settings.identity) {
         return {}; // someone else holds it already
@@ -167,7 +167,7 @@ util::Expected<void> LeaderElector::release() {
     spec["leaseDurationSeconds"] = 1;
     spec["renewTime"] = now;
     spec["acquireTime"] = now;
-    TRY(m_client.update(leases_resource(), m_settings.ns, lease));
+    TRY(m_client->update(leases_resource(), m_settings.ns, lease));
     return {};
 }
 

@@ -42,7 +42,11 @@ public:
     using Clock = std::chrono::steady_clock;
 
     LeaderElector(Client& client, LeaseSettings settings)
-        : m_client(client), m_settings(std::move(settings)) {}
+        : m_client(&client), m_settings(std::move(settings)) {}
+
+    // The same candidate's state, asking through another client from now on (a copy handed to
+    // a renewal thread with its own connection, and back).
+    void use_client(Client& client) { m_client = &client; }
 
     // One round. True when we hold the lease after it.
     util::Expected<bool> try_acquire_or_renew(Clock::time_point now = Clock::now());
@@ -53,6 +57,8 @@ public:
     std::chrono::milliseconds next_round_in(Clock::time_point now = Clock::now()) const;
     // Whether we may act as leader now: our last successful renewal is within renew_deadline.
     bool is_leader(Clock::time_point now = Clock::now()) const;
+    // When our last successful write as holder was (nullopt: none since the last release).
+    std::optional<Clock::time_point> renewed_at() const { return m_renewed_at; }
     // Gives the lease up if we hold it, so that another candidate takes over without waiting.
     util::Expected<void> release();
 
@@ -66,7 +72,7 @@ private:
     void note_record(const nlohmann::json& spec, Clock::time_point now);
     nlohmann::json spec_for_us(const nlohmann::json& old_spec) const;
 
-    Client& m_client;
+    Client* m_client;
     LeaseSettings m_settings;
     std::string m_observed_record; // the spec as last read, serialised
     std::string m_observed_holder;

@@ -38,12 +38,14 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //     Lease watch delivers no slot change while it stands by (coordinator.cpp), so a test can
 //     make a new leader's standby view stale;
 //   term-keeps-slots: a new coordinator term grants from the slots its standby watch saw
-//     instead of listing them anew (coordinator.cpp).
-inline constexpr std::array<std::string_view, 10> k_fault_switches = {
+//     instead of listing them anew (coordinator.cpp);
+//   pass-stalls: not a defect but a hung request: the coordinator's first pass holds its loop
+//     for 17 s, longer than the lease (coordinator.cpp).
+inline constexpr std::array<std::string_view, 11> k_fault_switches = {
     "handler-before-label", "slot-wait",      "label-patch-fails",
     "label-before-serving", "grant-over-max", "halt-ignored",
     "slot-reclaim-early",   "grant-slow",     "standby-lease-watch-behind",
-    "term-keeps-slots"};
+    "term-keeps-slots",     "pass-stalls"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);

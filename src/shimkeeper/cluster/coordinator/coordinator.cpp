@@ -7,6 +7,7 @@
 #include "shimkeeper/reconcile/fault.hpp"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 namespace shimkeeper::cluster::coordinator {
@@ -72,6 +73,19 @@ NodeChange apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event
         return {nodes.erase(kubeapi::name_of(event.object)) > 0, false};
     }
     return {};
+}
+
+// Tests only (fault.hpp, pass-stalls): the first pass holds the loop for longer than the lease,
+// as a write waiting on a hung API server would.
+void stall_the_first_pass(const util::Log& log) {
+    static bool stalled = false;
+    if (std::exchange(stalled, true)) {
+        return;
+    }
+    log.warning("coordinator: SHIMKEEPER_FAULT_SWITCH=pass-stalls: this pass holds the loop for "
+                "17 s");
+    std::this_thread::sleep_for(std::chrono::seconds(17));
+    log.info("coordinator: the stalled pass goes on");
 }
 
 } // namespace
@@ -191,6 +205,12 @@ void Coordinator::round() {
     if (m_released) {
         return;
     }
+    if (m_leading) {
+        check_term();
+        report_watch_problems();
+        schedule_round(m_leading ? m_settings.retry_period : candidate_delay());
+        return;
+    }
     begin_requests();
     ++m_stats.rounds;
     const auto now = Clock::now();
@@ -211,16 +231,28 @@ void Coordinator::round() {
             m_log.error("coordinator: " + begun.error().message());
             end_term("the watches could not start");
         }
-    } else if (!lead && m_leading) {
-        end_term(held ? "Lease held by " + m_elector.observed_holder()
-                      : "no renewal within the renew deadline");
-    } else if (lead && m_pass_owed) {
-        m_pass_owed = false;
-        on_change();
     }
     report_watch_problems();
     // A failed round waits a whole period, so an unreachable API server is not hammered.
     schedule_round(m_leading || !held ? m_settings.retry_period : candidate_delay());
+}
+
+void Coordinator::check_term() {
+    m_stats.rounds += m_renewal->take_rounds();
+    const std::string problem = m_renewal->problem();
+    if (!problem.empty() && !m_round_failing) {
+        m_log.warning("coordinator: renewing Lease " + m_settings.ns + "/" + m_settings.lease_name +
+                      ": " + problem);
+    }
+    m_round_failing = !problem.empty();
+    if (auto lost = m_renewal->lost()) {
+        end_term(*lost);
+    } else if (!m_renewal->leading()) {
+        end_term("no renewal within the renew deadline");
+    } else if (m_pass_owed) {
+        m_pass_owed = false;
+        on_change();
+    }
 }
 
 // A watch retries on its own; without this a leader whose watch keeps failing (RBAC, a missing
@@ -248,6 +280,11 @@ void Coordinator::report_watch_problems() {
 
 util::Expected<void> Coordinator::begin_term() {
     m_leading = true;
+    m_renewal = std::make_unique<kubeapi::LeaderRenewal>(
+        m_client.connection().config(), m_elector,
+        kubeapi::LeaseSettings{m_settings.ns, m_settings.lease_name, m_settings.identity,
+                               m_settings.lease_duration, m_settings.renew_deadline,
+                               m_settings.retry_period});
     ++m_stats.terms;
     m_log.info("coordinator: " + m_settings.identity + " leads (Lease " + m_settings.ns + "/" +
                m_settings.lease_name + ")");
@@ -298,6 +335,12 @@ void Coordinator::end_term(const std::string& why) {
         m_log.info("coordinator: " + m_settings.identity + " no longer leads: " + why);
     }
     m_leading = false;
+    if (m_renewal) { // waits for at most the renewal in flight
+        m_elector = m_renewal->stop();
+        m_stats.rounds += m_renewal->take_rounds();
+        m_elector.use_client(m_client);
+        m_renewal.reset();
+    }
     m_shim_watch.reset();
     m_node_watch.reset();
     m_class_watch.reset();
@@ -335,7 +378,7 @@ void Coordinator::arm_pass(std::chrono::milliseconds delay) {
 }
 
 bool Coordinator::still_leading() const {
-    return m_leading && m_elector.is_leader(Clock::now());
+    return m_leading && m_renewal && m_renewal->leading(Clock::now());
 }
 
 void Coordinator::pass() {
@@ -343,6 +386,9 @@ void Coordinator::pass() {
     if (!still_leading()) {
         m_pass_owed = true; // the next round ends the term, or renews it and runs the pass
         return;
+    }
+    if (reconcile::fault_switch("pass-stalls")) {
+        stall_the_first_pass(m_log);
     }
     begin_requests();
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });

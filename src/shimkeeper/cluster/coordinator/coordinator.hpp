@@ -1,10 +1,12 @@
 // The coordinator (CLUSTER.md, "Roles"): every agent is a candidate; the one holding the Lease
 // `shimkeeper-coordinator` in the agent namespace does the cluster-wide work of
-// coordinator_pass.hpp. Everything runs on the given CurlEventLoop, no threads:
+// coordinator_pass.hpp. Everything runs on the given CurlEventLoop but the leader's renewals:
 //   - a watch on the namespace's Leases (this one, and the rollout slots kept in a SlotBoard
 //     for the node side and the passes) for as long as the agent is a candidate, and election
-//     rounds (LeaderElector, client-go's rules) on a loop timer: every retry_period while leading
-//     (the renewal), else only when the watched holder's lease runs out or the Lease is
+//     rounds (LeaderElector, client-go's rules) on a loop timer; while leading the renewals run
+//     every retry_period on a thread with its own connection (LeaderRenewal: a pass's writes
+//     block the loop) and the timer only reads how they went; else rounds run only when the
+//     watched holder's lease runs out or the Lease is
 //     released or deleted, so a candidate makes no request while another agent leads (one
 //     watch instead of client-go's read every 2 s; rounds start with up to retry_period/2 of
 //     jitter so that a hundred candidates do not write at the same instant);
@@ -27,6 +29,7 @@
 #include "shimkeeper/cluster/model/slot_board.hpp"
 #include "shimkeeper/kubeapi/curl_event_loop.hpp"
 #include "shimkeeper/kubeapi/leader_election.hpp"
+#include "shimkeeper/kubeapi/leader_renewal.hpp"
 #include "shimkeeper/kubeapi/watch.hpp"
 
 #include <chrono>
@@ -89,6 +92,8 @@ private:
     void schedule_round(std::chrono::milliseconds delay);
     std::chrono::milliseconds candidate_delay();
     void round();
+    // A leader's round: ends the term if the renewals stopped holding it, else runs an owed pass.
+    void check_term();
     void on_lease_seen(const kubeapi::WatchEvent& event);
     util::Expected<void> begin_term();
     void end_term(const std::string& why);
@@ -113,7 +118,8 @@ private:
     kubeapi::Client& m_client;
     CoordinatorSettings m_settings;
     util::Log m_log;
-    kubeapi::LeaderElector m_elector;
+    kubeapi::LeaderElector m_elector; // a candidate's; the renewal's copy while leading
+    std::unique_ptr<kubeapi::LeaderRenewal> m_renewal; // while leading
     kubeapi::EventRecorder m_events;
     std::minstd_rand m_rng;
 

@@ -1,0 +1,62 @@
+// A leader's renewals on a thread of their own. While the coordinator leads, its event loop also
+// runs the passes, whose writes block it (request_bound.hpp): a pass waiting on a slow API server
+// held the renewal back past renew_deadline and cost the term (seen at 1000 agents, a create
+// taking seconds on the saturated API server), and the other candidate then waited out the
+// lease. Here a copy of the elector renews every retry_period through its own connection, so the
+// term lasts for as long as the API server answers the renewals, whatever the passes wait for.
+// The loop reads leading() (a renewal within renew_deadline, and no other holder seen) and takes
+// the elector back with stop() when the term ends.
+#pragma once
+
+#include "shimkeeper/kubeapi/leader_election.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace shimkeeper::kubeapi {
+
+class LeaderRenewal {
+public:
+    using Clock = LeaderElector::Clock;
+
+    // elector: the one that just won or renewed the Lease (a copy; it asks through a client of
+    // this object's own from now on).
+    LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings);
+    ~LeaderRenewal();
+    LeaderRenewal(const LeaderRenewal&) = delete;
+    LeaderRenewal& operator=(const LeaderRenewal&) = delete;
+
+    // Whether we may still act as leader: renewed within renew_deadline, and no round found
+    // another holder.
+    bool leading(Clock::time_point now = Clock::now()) const;
+    // Why the term is over ("Lease held by X"), once a round found another holder.
+    std::optional<std::string> lost() const;
+    // The last round's failure (a timeout, a refusal), empty once one succeeds again.
+    std::string problem() const;
+    // Renewal rounds run since the last call (for the coordinator's round count).
+    unsigned take_rounds() { return m_rounds.exchange(0); }
+    // Ends the renewals (waiting for at most the request in flight) and hands the elector back.
+    LeaderElector stop();
+
+private:
+    void loop();
+
+    Client m_client;
+    LeaderElector m_elector; // the thread's alone until stop() joins it
+    LeaseSettings m_settings;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_wake;
+    // Also read without the lock by the thread's requests: once set, it asks nothing more.
+    std::atomic<bool> m_stopping = false;
+    std::atomic<unsigned> m_rounds = 0;
+    std::optional<Clock::time_point> m_renewed_at; // m_elector's, as of its last round
+    std::optional<std::string> m_lost;
+    std::string m_problem;
+    std::thread m_thread;
+};
+
+} // namespace shimkeeper::kubeapi
