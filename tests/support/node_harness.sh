@@ -110,6 +110,12 @@ node_reexec_in_namespace() {
     # systemd --user refuses to manage units unless the machine looks booted with systemd.
     mount -t tmpfs -o mode=0755 tmpfs /run/systemd || node_skip "cannot mount tmpfs on /run/systemd"
     mkdir -p /run/systemd/system
+    # runc's root (/run/containerd/runc/NAMESPACE), ctr's fifos and the shims' sockets live under
+    # /run/containerd whatever containerd's state folder is: without a folder of their own, two
+    # scenarios side by side that both run a container called ctr-demo collide in runc ("container
+    # with given ID already exists").
+    mkdir -p /run/containerd
+    mount -t tmpfs -o mode=0711 tmpfs /run/containerd || node_skip "cannot mount tmpfs on /run/containerd"
 }
 
 node_up() {
