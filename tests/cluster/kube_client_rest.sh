@@ -3,7 +3,8 @@
 # driven by tests/support/kube-probe and checked with the real kubectl as the admin:
 #   - create, get, paged list (limit/continue), update with a resourceVersion (409 when stale),
 #     delete (with and without a resourceVersion precondition);
-#   - merge patch, JSON patch with a `test` on resourceVersion (refused when stale), server-side
+#   - merge patch (with a resourceVersion: refused when stale), JSON patch with a `test` on
+#     resourceVersion (refused when stale), server-side
 #     apply (a second manager conflicts, force takes over);
 #   - update_with_retry re-reads on 409;
 #   - the API's Status message shown for a forbidden request (NodeRestriction: node-a patching
@@ -72,6 +73,11 @@ expect_error "JSON patch at the stale resourceVersion $rv3" conflict "changed si
     "$probe" "$admin" json-patch configmaps $ns cm1 "$rv3" \
     '[{"op":"replace","path":"/data/a","value":"stale"}]'
 [[ $(kube_admin get cm cm1 -n $ns -o jsonpath='{.data.a}') == jp ]] || fail "stale JSON patch wrote"
+# A merge patch that names a resourceVersion applies only to that version (the coordinator's
+# status writes): a stale one is a 409, and nothing is written.
+expect_error "merge patch at the stale resourceVersion $rv3" conflict 'HTTP 409 Conflict' \
+    "$probe" "$admin" merge-patch configmaps $ns cm1 "{\"metadata\":{\"resourceVersion\":\"$rv3\"},\"data\":{\"a\":\"stale\"}}"
+[[ $(kube_admin get cm cm1 -n $ns -o jsonpath='{.data.a}') == jp ]] || fail "stale merge patch wrote"
 
 echo "--- server-side apply"
 apply_doc='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm2"},"data":{"k":"one"}}'

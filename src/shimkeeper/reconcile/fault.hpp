@@ -40,12 +40,15 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //   term-keeps-slots: a new coordinator term grants from the slots its standby watch saw
 //     instead of listing them anew (coordinator.cpp);
 //   pass-stalls: not a defect but a hung request: the coordinator's first pass holds its loop
-//     for 17 s, longer than the lease (coordinator.cpp).
-inline constexpr std::array<std::string_view, 11> k_fault_switches = {
+//     for 17 s, longer than the lease (coordinator.cpp);
+//   shim-view-misses-status: not a defect but a view behind the API server: the coordinator's
+//     Shim view learns of no status write, its own or the watch's (coordinator.cpp,
+//     coordinator_pass.cpp), as a new term whose list came before the last term's write landed.
+inline constexpr std::array<std::string_view, 12> k_fault_switches = {
     "handler-before-label", "slot-wait",      "label-patch-fails",
     "label-before-serving", "grant-over-max", "halt-ignored",
     "slot-reclaim-early",   "grant-slow",     "standby-lease-watch-behind",
-    "term-keeps-slots",     "pass-stalls"};
+    "term-keeps-slots",     "pass-stalls",    "shim-view-misses-status"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);
