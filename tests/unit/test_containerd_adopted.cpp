@@ -161,10 +161,10 @@ TEST(ContainerdAdoptedGrammar, RestoreKeepsTheKeptShimsAndDropsEmptyUserLines) {
     const std::vector<std::string> lines = {"#shimkeeper:adopted:a# x = 1\n",
                                             "#shimkeeper:adopted:b# y = 2\n",
                                             "#shimkeeper:adopted:b#\n", "#shimkeeper:adopted:a# "};
-    EXPECT_EQ(sc::restore_adopted(lines, {"a"}),
+    EXPECT_EQ(sc::restore_adopted(lines, {"a"}, sc::Masking::none),
               (std::vector<std::string>{"#shimkeeper:adopted:a# x = 1\n", "y = 2\n",
                                         "#shimkeeper:adopted:b#\n"}));
-    EXPECT_EQ(sc::restore_adopted(lines, {}),
+    EXPECT_EQ(sc::restore_adopted(lines, {}, sc::Masking::none),
               (std::vector<std::string>{"x = 1\n", "y = 2\n", "#shimkeeper:adopted:b#\n"}));
 }
 

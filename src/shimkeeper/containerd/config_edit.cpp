@@ -140,13 +140,15 @@ util::Expected<void> check_desired(const std::vector<DesiredRuntime>& desired,
 
 // shimkeeper writes its block markers ("# shimkeeper:begin/end/created ...") at the start of a
 // line; an indented one was moved or forged, and since the block reader trims lines it would be
-// taken for a block boundary, so the file is refused. (Adopted-line look-alikes need no refusal:
+// taken for a block boundary, so the file is refused; inside a multi-line value it is the value's
+// text and no marker at all. (Adopted-line look-alikes need no refusal:
 // the grammar in managed_block.hpp makes any of them plainly the user's text.)
 util::Expected<void> refuse_indented_block_markers(const std::vector<std::string>& lines,
-                                                   const std::string& label) {
+                                                   const std::string& label, Masking masking) {
+    const std::vector<bool> inside_value = continuation_lines(lines, masking);
     for (std::size_t i = 0; i < lines.size(); ++i) {
         std::string_view line = lines[i];
-        if (line.starts_with("# shimkeeper:")) {
+        if (inside_value[i] || line.starts_with("# shimkeeper:")) {
             continue;
         }
         line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
@@ -183,7 +185,7 @@ std::vector<std::string> mask_dropped_blocks(std::vector<std::string> lines,
 util::Expected<std::string> edit_config_text(std::string_view before, const EditTarget& target,
                                              const std::vector<DesiredRuntime>& desired) {
     TRY(check_desired(desired, target));
-    TRY(refuse_indented_block_markers(split_lines(before), target.label));
+    TRY(refuse_indented_block_markers(split_lines(before), target.label, target.masking));
     // The file as it is must be TOML: shimkeeper never rewrites a file it cannot parse, even one
     // that restoring adopted lines would repair.
     if (auto as_is =
@@ -198,8 +200,9 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
     for (const auto& runtime : desired) {
         keep.insert(runtime.shim_name);
     }
-    const std::vector<std::string> lines = restore_adopted(split_lines(before), keep);
-    const auto blocks = TRY(find_blocks(lines, target.label));
+    const std::vector<std::string> lines =
+        restore_adopted(split_lines(before), keep, target.masking);
+    const auto blocks = TRY(find_blocks(lines, target.label, target.masking));
     const bool default_runtime = needs_default_runtime(lines, target, desired);
     std::set<std::string> written = keep;
     if (default_runtime) {

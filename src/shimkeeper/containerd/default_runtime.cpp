@@ -15,7 +15,7 @@ bool needs_default_runtime(const std::vector<std::string>& lines, const EditTarg
             return false;
         }
     }
-    auto user = user_lines(lines);
+    auto user = user_lines(lines, target.masking);
     if (target.masking == Masking::go_template) {
         for (const auto& line : user) {
             if (line.find("{{") != std::string::npos &&

@@ -52,10 +52,10 @@ std::unexpected<util::Error> broken(const std::string& label, const std::string&
 
 } // namespace
 
-std::vector<std::string> user_lines(const std::vector<std::string>& lines,
+std::vector<std::string> user_lines(const std::vector<std::string>& lines, Masking masking,
                                     const std::set<std::string>& keep_adopted) {
     std::vector<std::string> out;
-    auto blocks = find_blocks(lines, "");
+    auto blocks = find_blocks(lines, "", masking);
     std::size_t next_block = 0;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         if (blocks && next_block < blocks->size() && i >= (*blocks)[next_block].first_line) {
@@ -67,7 +67,7 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines,
         out.push_back(lines[i]);
     }
     // The same restoration as the edit's (managed_block.hpp has the grammar).
-    out = restore_adopted(out, keep_adopted);
+    out = restore_adopted(out, keep_adopted, masking);
     if (!out.empty() && !out.back().ends_with('\n')) {
         out.back() += dominant_line_ending(lines);
     }
@@ -77,8 +77,8 @@ std::vector<std::string> user_lines(const std::vector<std::string>& lines,
 util::Expected<void> check_edit(const std::string& before, const std::string& after,
                                 Masking masking, const std::vector<IntendedRuntime>& intended,
                                 const std::set<std::string>& blocks, const std::string& label) {
-    auto before_user = user_lines(split_lines(before));
-    auto after_user = user_lines(split_lines(after));
+    auto before_user = user_lines(split_lines(before), masking);
+    auto after_user = user_lines(split_lines(after), masking);
     // The one change allowed outside the blocks: a final line ending added before a block.
     auto chomp = [](std::string text) {
         std::string_view body = line_body(text);
@@ -103,7 +103,7 @@ util::Expected<void> check_edit(const std::string& before, const std::string& af
                               "key written elsewhere, e.g. as an inline table or dotted key)");
     }
     auto expected = TRY(parse_toml(
-        join_lines(mask_lines(user_lines(split_lines(before), blocks), masking)), label));
+        join_lines(mask_lines(user_lines(split_lines(before), masking, blocks), masking)), label));
     for (const auto& runtime : intended) {
         erase_node(expected, runtime.path);
         assign_node(expected, runtime.path, runtime.value);

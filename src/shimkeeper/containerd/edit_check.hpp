@@ -17,7 +17,7 @@ namespace shimkeeper::containerd {
 // The user's own content: every managed block removed, every adopted line restored (except those
 // adopted by the shims in `keep_adopted`, which stay commented out) by restore_adopted, the one
 // parser of adopted lines (managed_block.hpp), and a missing final line ending added.
-std::vector<std::string> user_lines(const std::vector<std::string>& lines,
+std::vector<std::string> user_lines(const std::vector<std::string>& lines, Masking masking,
                                     const std::set<std::string>& keep_adopted = {});
 
 struct IntendedRuntime {

@@ -101,11 +101,13 @@ std::string adopt_line(std::string_view shim, std::string_view line) {
 }
 
 std::vector<std::string> restore_adopted(const std::vector<std::string>& lines,
-                                         const std::set<std::string>& keep) {
+                                         const std::set<std::string>& keep, Masking masking) {
+    const std::vector<bool> inside_value = continuation_lines(lines, masking);
     std::vector<std::string> out;
     out.reserve(lines.size());
-    for (const auto& line : lines) {
-        const auto mark = parse_adopted(line);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string& line = lines[i];
+        const auto mark = inside_value[i] ? std::nullopt : parse_adopted(line);
         if (!mark) {
             out.push_back(line);
         } else if (mark->original.empty()) {
@@ -132,13 +134,17 @@ std::optional<std::string> created_base_hash(const std::vector<std::string>& lin
 }
 
 util::Expected<std::vector<ManagedBlock>> find_blocks(const std::vector<std::string>& lines,
-                                                      const std::string& label) {
+                                                      const std::string& label, Masking masking) {
+    const std::vector<bool> inside_value = continuation_lines(lines, masking);
     std::vector<ManagedBlock> blocks;
     std::optional<ManagedBlock> open;
     auto where = [&](std::size_t line) {
         return label + ":" + std::to_string(line + 1) + ": ";
     };
     for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (inside_value[i]) {
+            continue;
+        }
         std::string_view line = trimmed(lines[i]);
         if (line.starts_with(k_begin)) {
             if (open) {

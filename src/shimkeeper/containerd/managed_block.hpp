@@ -77,15 +77,18 @@ std::string adopt_line(std::string_view shim, std::string_view line);
 
 // The lines with every adopted-line of a shim not in `keep` replaced by its user-line, and every
 // adopted-line whose user-line is empty dropped.
+// Only lines at statement level count: a look-alike inside a multi-line string or array is the
+// value's text (continuation_lines in toml_text.hpp).
 std::vector<std::string> restore_adopted(const std::vector<std::string>& lines,
-                                         const std::set<std::string>& keep);
+                                         const std::set<std::string>& keep, Masking masking);
 
 std::string created_marker(std::string_view base_sha256_hex);
 
 // Blocks in file order. Errors name the line of a begin without end, an end without begin, or
 // nested blocks, and say how to repair the file.
+// Marker lines count only at statement level, as for restore_adopted.
 util::Expected<std::vector<ManagedBlock>> find_blocks(const std::vector<std::string>& lines,
-                                                      const std::string& label);
+                                                      const std::string& label, Masking masking);
 
 // The base hash when the first line is a created marker.
 std::optional<std::string> created_base_hash(const std::vector<std::string>& lines);

@@ -40,10 +40,10 @@ std::string base_for_missing(const Detection& d) {
 }
 
 // Deletes a file shimkeeper created once its last block is gone and the rest is untouched.
-std::optional<std::string> restore_absence(std::string after) {
+std::optional<std::string> restore_absence(std::string after, Masking masking) {
     auto lines = split_lines(after);
     auto base_hash = created_base_hash(lines);
-    auto blocks = find_blocks(lines, "");
+    auto blocks = find_blocks(lines, "", masking);
     if (!base_hash || !blocks || !blocks->empty()) {
         return after;
     }
@@ -88,9 +88,11 @@ util::Expected<std::vector<FileChange>> plan_edits(const Detection& detection,
         target.drop_in = true;
         root_text = TRY(read_optional(root, detection.config_path));
         if (root_text) {
-            // Only the user's own content counts: blocks there are shimkeeper's, and stale.
-            root_config = TRY(parse_toml(join_lines(user_lines(split_lines(*root_text))),
-                                         detection.config_path.string()));
+            // Only the user's own content counts: blocks there are shimkeeper's, and stale. The
+            // root config a drop-in joins is plain TOML, never a template.
+            root_config =
+                TRY(parse_toml(join_lines(user_lines(split_lines(*root_text), Masking::none)),
+                               detection.config_path.string()));
             target.root_config = &*root_config;
         }
         if (before) {
@@ -115,7 +117,7 @@ util::Expected<std::vector<FileChange>> plan_edits(const Detection& detection,
         start = created_marker(sha256_hex(base)) + "\n" + base;
     }
     std::string edited = TRY(edit_config_text(start, target, desired));
-    std::optional<std::string> after = restore_absence(edited);
+    std::optional<std::string> after = restore_absence(edited, target.masking);
     if (after != before) {
         bool created = created_base_hash(split_lines(after.value_or(start))).has_value();
         changes.push_back({detection.target_path, before, after, created});
@@ -123,7 +125,7 @@ util::Expected<std::vector<FileChange>> plan_edits(const Detection& detection,
 
     // A node that moved to a drop-in (containerd upgraded to 2.x) may still hold blocks in the
     // root config: remove them there, or the handler would be defined twice.
-    auto root_blocks = find_blocks(split_lines(root_text.value_or("")), "");
+    auto root_blocks = find_blocks(split_lines(root_text.value_or("")), "", Masking::none);
     if (root_text && (!root_blocks || !root_blocks->empty())) {
         EditTarget root_target = target;
         root_target.label = detection.config_path.string();

@@ -282,4 +282,20 @@ util::Expected<std::vector<Statement>> scan_statements(std::string_view text,
     return Scanner(text, label).run();
 }
 
+std::vector<bool> continuation_lines(const std::vector<std::string>& lines, Masking masking) {
+    std::vector<bool> inside(lines.size(), false);
+    const std::string label;
+    auto statements = Scanner(join_lines(mask_lines(lines, masking)), label).run();
+    if (!statements) {
+        return inside;
+    }
+    for (const auto& st : *statements) {
+        for (std::size_t line = st.first_line + 1; line <= st.last_line && line < lines.size();
+             ++line) {
+            inside[line] = true;
+        }
+    }
+    return inside;
+}
+
 } // namespace shimkeeper::containerd

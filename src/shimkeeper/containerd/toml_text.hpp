@@ -49,6 +49,13 @@ struct Statement {
 util::Expected<std::vector<Statement>> scan_statements(std::string_view text,
                                                        const std::string& label);
 
+// For each line, whether it continues a statement begun on an earlier line: it starts inside a
+// multi-line string, or inside an array spanning lines. Such a line belongs to a value, so nothing
+// on it is a table header, a key or one of shimkeeper's marker comments, whatever it looks like.
+// The lines are read as toml++ reads them (masked first); text the scanner cannot read gives
+// false for every line.
+std::vector<bool> continuation_lines(const std::vector<std::string>& lines, Masking masking);
+
 // Parses TOML text; the error names label and the line, and says to fix the file.
 util::Expected<toml::table> parse_toml(std::string_view text, const std::string& label);
 
