@@ -137,7 +137,7 @@ Coordinator::~Coordinator() = default;
 util::Expected<void> Coordinator::start() {
     if (m_settings.identity.empty()) {
         return util::fail(util::ErrorCode::invalid_input,
-                          "the coordinator needs this agent's node name as its identity");
+                          "the coordinator needs an identity (its holderIdentity in the Lease)");
     }
     if (m_settings.renew_deadline >= m_settings.lease_duration ||
         m_settings.retry_period >= m_settings.renew_deadline) {
@@ -155,8 +155,8 @@ util::Expected<void> Coordinator::start() {
 }
 
 util::Expected<void> Coordinator::watch_leases() {
-    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), so
-    // that waiting for a slot costs no watch of its own. A new watch lists first.
+    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), one
+    // watch for both. A new watch lists first.
     m_slots_listed_this_term = false;
     m_lease_watch = std::make_unique<kubeapi::Watch>(
         m_client.connection(), m_loop, kubeapi::leases_resource(), m_settings.ns,
