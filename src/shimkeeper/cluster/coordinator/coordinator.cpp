@@ -311,9 +311,9 @@ util::Expected<void> Coordinator::begin_term() {
                m_settings.lease_name + ")");
     m_view = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
-    // The slots listed anew, as the Shims and Nodes are: a candidate's Lease watch may run behind
-    // the API server (measured at 1000 agents: a new leader granted 49 slots of a generation
-    // whose failed slot its watch had not delivered yet, fresh Node requests beside stale slots).
+    // The slots listed anew, as the Shims and Nodes are: a candidate's Lease watch may run seconds
+    // behind a loaded API server, and a new leader granting from it could grant slots of a
+    // generation whose failed slot it has not seen yet (fresh Node requests beside stale slots).
     // A list without a resourceVersion is a consistent read: every failure marked before it.
     if (!reconcile::fault_switch("term-keeps-slots")) { // tests only (fault.hpp)
         TRY(watch_leases());
@@ -470,8 +470,8 @@ void Coordinator::arm_grant_pass(GrantCause cause) {
     if (m_grant_armed) {
         return;
     }
-    // After the watch events that came while a pass's writes held the loop (measured at 1000
-    // agents: grants 1.5-2 s after a failure the watch had already brought, unread).
+    // After the watch events that came while a pass's writes held the loop: a failure the watch
+    // has already brought must halt the grants, not wait unread behind them.
     if (auto timer = m_loop.after_reading_ready_data(std::chrono::milliseconds(0),
                                                      [this] { grant_pass(); })) {
         m_grant_timer = std::move(*timer);
