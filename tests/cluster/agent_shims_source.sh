@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Issue 7 (first step of cluster mode): with [kube] in shimkeeper.toml, the desired state is the
-# node's shims.d/ files plus the Shims that select its Node, read from a real kube-apiserver.
-# On an image root (apply --no-restart):
+# With [kube] in shimkeeper.toml, the desired state is the node's shims.d/ files plus the Shims that
+# select its Node, read from a real kube-apiserver. On an image root (apply --no-restart):
 #   - a Shim whose nodeSelector matches node-a's labels is planned and installed from its
 #     artifact on the local server; one that selects other nodes is not;
 #   - a Shim that clashes with a file in shims.d/ yields to the file, with a warning;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 22, items 1 and 2: the node agent rides out an API server that hangs and a credential
-# that is refused. One real sandboxed node (systemd --user + containerd), its agent run by that
-# systemd as a Type=notify unit with a short WatchdogSec, a cluster Shim installed on it:
+# The node agent rides out an API server that hangs and a credential that is refused. One real
+# sandboxed node (systemd --user + containerd), its agent run by that systemd as a Type=notify unit
+# with a short WatchdogSec, a cluster Shim installed on it:
 #   - etcd stopped (SIGSTOP) under a living kube-apiserver, so requests hang rather than fail,
 #     for twice WatchdogSec, while the agent installs a second cluster Shim it read just before
 #     (its artifact trickles in), so it has its Node to tell (open watches stay open through such

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 23: a pass that holds the coordinator's loop does not cost the term. A pass's writes block
-# the loop (kubeapi/request_bound.hpp), and on a saturated API server one create took seconds;
-# renewed on that loop, the Lease went unrenewed past the renew deadline and the other candidate
-# waited out the lease. The leader renews on a thread of its own (kubeapi/leader_renewal.hpp).
-# Both candidates run with SHIMKEEPER_FAULT_SWITCH=pass-stalls (fault-injection builds): the
-# first pass of a process holds its loop for 17 s, longer than the renew deadline (10 s) and the
-# lease (15 s), as a write waiting on a hung API server would.
+# A pass that holds the coordinator's loop does not cost the term. A pass's writes block the loop
+# (kubeapi/request_bound.hpp), and on a saturated API server one create took seconds; renewed on
+# that loop, the Lease went unrenewed past the renew deadline and the other candidate waited out the
+# lease. The leader renews on a thread of its own (kubeapi/leader_renewal.hpp). Both candidates run
+# with SHIMKEEPER_FAULT_SWITCH=pass-stalls (fault-injection builds): the first pass of a process
+# holds its loop for 17 s, longer than the renew deadline (10 s) and the lease (15 s), as a write
+# waiting on a hung API server would.
 #   - While the leader's loop stalls, its Lease is renewed (renewTime moves).
 #   - After the stall the same candidate still holds the Lease, in the same term (one "leads"
 #     line, no "no longer leads", leaseTransitions unchanged), and its pass goes on: a Shim

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Issue 7, coordinator: a RuntimeClass that shimkeeper did not create is never changed nor
-# deleted. The Shim that names it says so (RuntimeClassReady=False, reason Conflict, and a
-# Warning Event); deleting that Shim leaves the foreign RuntimeClass alone; once the foreign one
-# is gone, the coordinator creates its own. Its own RuntimeClass follows the Shim: a changed
-# handler (immutable in the API) replaces it, a new name leaves no old one behind, and a handler
-# a RuntimeClass cannot carry says InvalidSpec.
+# A RuntimeClass that shimkeeper did not create is never changed nor deleted. The Shim that names it
+# says so (RuntimeClassReady=False, reason Conflict, and a Warning Event); deleting that Shim leaves
+# the foreign RuntimeClass alone; once the foreign one is gone, the coordinator creates its own. Its
+# own RuntimeClass follows the Shim: a changed handler (immutable in the API) replaces it, a new
+# name leaves no old one behind, and a handler a RuntimeClass cannot carry says InvalidSpec.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

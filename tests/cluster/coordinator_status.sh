@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Issue 7, coordinator: one elected agent (kube-probe coordinator, the agent identity) keeps every
-# Shim's cluster-wide side. Nodes "report" as the admin (annotation + label), standing in for
-# node agents:
+# One elected agent (kube-probe coordinator, the agent identity) keeps every Shim's cluster-wide
+# side. Nodes "report" as the admin (annotation + label), standing in for node agents:
 #   - a new Shim gets the finalizer, its RuntimeClass (handler, nodeSelector on the installed
 #     label, marked as shimkeeper's) and a status counting the selected nodes;
 #   - nodes reporting installed / failed move status.nodes, Ready and Progressing; a new
 #     generation counts nobody installed until they report it;
-#   - progress alone is written in steps (issue 23): 1 and 3 of 4 nodes installed are not
+#   - progress alone is written in steps: 1 and 3 of 4 nodes installed are not
 #     written however long they wait, 2 of 4 and 4 of 4 are;
 #   - its RuntimeClass changed or deleted by hand is put back;
 #   - idle: passes triggered by irrelevant Node changes write nothing (the Shim's and the

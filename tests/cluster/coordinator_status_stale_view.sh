@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 23: each status write of the coordinator names the Shim version it was computed from, so a
-# view behind the API server cannot write over a newer status. Seen at 1000 agents: a new term
-# whose list came before the last term's write landed wrote the same conditions again, only their
-# lastTransitionTime a second later, one more Shim event for every agent. The coordinator runs
-# with SHIMKEEPER_FAULT_SWITCH=shim-view-misses-status (fault-injection builds): its Shim view
-# learns of no status write, so each pass after the first computes from the version before it.
+# Each status write of the coordinator names the Shim version it was computed from, so a view behind
+# the API server cannot write over a newer status. Without it, a new term whose list came before the
+# last term's write landed would write the same conditions again, only their lastTransitionTime a
+# second later, one more Shim event for every agent. The coordinator runs with
+# SHIMKEEPER_FAULT_SWITCH=shim-view-misses-status (fault-injection builds): its Shim view learns of
+# no status write, so each pass after the first computes from the version before it.
 #   - the first status is written (Ready False, Installing);
 #   - a pass in a later second computes the same conditions from the older version: the API
 #     server refuses the write and the coordinator says so; the conditions' lastTransitionTime

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 7 test 8, coordinator takeover: two agents are candidates for the coordinator Lease; the
-# follower watches it and runs no election round (no request) while the leader renews; the
-# leader is killed (SIGKILL, no release); the other takes over once the lease expires by its own
-# clock and carries on: a Shim created after the kill still gets its finalizer, RuntimeClass and
-# status. A leader stopped with SIGTERM releases the Lease (holder cleared).
+# Coordinator takeover: two coordinators (kube-probe, the coordinator identity) are candidates for
+# the coordinator Lease; the follower watches it and runs no election round (no request) while the
+# leader renews; the leader is killed (SIGKILL, no release); the other takes over once the lease
+# expires by its own clock and carries on: a Shim created after the kill still gets its finalizer,
+# RuntimeClass and status. A leader stopped with SIGTERM releases the Lease (holder cleared).
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

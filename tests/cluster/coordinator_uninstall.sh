@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 7, coordinator, deletion: a deleted Shim stays (our finalizer) while any Node still
-# carries its label or its annotation, whatever its selector says now; once the last node has
-# cleared both (each node's agent removes its label first, then the shim, then its annotation:
-# here the admin does it for them), the coordinator deletes the Shim's RuntimeClass, removes the
-# finalizer, and the object is gone. Issue 22: the Shim's status names every node it waits for
-# and what each says; a node that never uninstalls (powered off: its agent never acts) holds the
-# Shim until its Node object is deleted (`kubectl delete node`), which releases it.
+# A deleted Shim stays (our finalizer) while any Node still carries its label or its annotation,
+# whatever its selector says now; once the last node has cleared both (each node's agent removes its
+# label first, then the shim, then its annotation: here the admin does it for them), the coordinator
+# deletes the Shim's RuntimeClass, removes the finalizer, and the object is gone. The Shim's status
+# names every node it waits for and what each says; a node that never uninstalls (powered off: its
+# agent never acts) holds the Shim until its Node object is deleted (`kubectl delete node`), which
+# releases it.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

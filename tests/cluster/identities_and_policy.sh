@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Issue 21 (identities and policy): deploy/'s RBAC and ValidatingAdmissionPolicies, attacked
-# through the real kube-apiserver (Node,RBAC authorization, NodeRestriction on). A node's
-# credential must change nothing but its own Node's shim keys, its own slot Lease and Events
-# about itself or a Shim; the coordinator nothing but Shim finalizers and status, shimkeeper's
-# own RuntimeClasses and its election Lease (and it may reclaim any slot). Every attack below is
-# made as a node-bound token of ServiceAccount shimkeeper-node for node-a and again as node-a's
-# kubelet-style identity (system:node:node-a), and must be refused: a 403 whose message says who
-# refused it (RBAC, the Node authorizer, NodeRestriction or our policy), with the object
-# unchanged afterwards. Then what each identity must still do succeeds. One control plane, no
-# agents: only the API server decides here.
+# deploy/'s RBAC and ValidatingAdmissionPolicies, attacked through the real kube-apiserver
+# (Node,RBAC authorization, NodeRestriction on). A node's credential must change nothing but its own
+# Node's shim keys, its own slot Lease and Events about itself or a Shim; the coordinator nothing
+# but Shim finalizers and status, shimkeeper's own RuntimeClasses and its election Lease (and it may
+# reclaim any slot). Every attack below is made as a node-bound token of ServiceAccount
+# shimkeeper-node for node-a and again as node-a's kubelet-style identity (system:node:node-a), and
+# must be refused: a 403 whose message says who refused it (RBAC, the Node authorizer,
+# NodeRestriction or our policy), with the object unchanged afterwards. Then what each identity must
+# still do succeeds. One control plane, no agents: only the API server decides here.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 kube_require_peers

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 7: leader election on a Lease and Events, by shimkeeper's client (kube-probe) as the agent
-# identity (deploy/'s RBAC), checked with the real kubectl:
+# Leader election on a Lease and Events, by shimkeeper's client (kube-probe) as the agent identity
+# (deploy/'s RBAC), checked with the real kubectl:
 #   - two candidates: exactly one leads; the other follows and never leads while the leader
 #     renews; a crashed leader (SIGKILL, no release) is replaced after its lease expires, as
 #     observed by the follower's own clock; the Lease shows the new holder and one more transition;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 7: shimkeeper's own Kubernetes client (src/shimkeeper/kubeapi) against the real apiserver,
-# driven by tests/support/kube-probe and checked with the real kubectl as the admin:
+# shimkeeper's own Kubernetes client (src/shimkeeper/kubeapi) against the real apiserver, driven by
+# tests/support/kube-probe and checked with the real kubectl as the admin:
 #   - create, get, paged list (limit/continue), update with a resourceVersion (409 when stale),
 #     delete (with and without a resourceVersion precondition);
 #   - merge patch (with a resourceVersion: refused when stale), JSON patch with a `test` on

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: shimkeeper's watch (src/shimkeeper/kubeapi/watch.hpp) against the real apiserver, run by
+# shimkeeper's watch (src/shimkeeper/kubeapi/watch.hpp) against the real apiserver, run by
 # kube-probe on its own sd-event loop through libcurl's multi interface:
 #   - list (paged: kube-probe asks 2 per page) then watch: a SYNCED snapshot, then ADDED,
 #     MODIFIED, DELETED as kubectl makes them, filtered by a label selector;

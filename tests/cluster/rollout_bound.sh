@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Issue 8, tests 1 and 5: a rolling rollout never has more than maxUpdate nodes changing.
-# 20 agents (node-a and node-b real sandboxed nodes with systemd --user + containerd, node-1..18
-# on sandbox roots), a Shim with maxUpdate 3 whose artifact downloads slowly (about a second), so
-# nodes hold their slots long enough to overlap. The API server's own record (Lease and Node watch
-# events, ordered by resourceVersion) must show: never more than 3 slot holders, exactly 3 at some
-# point, every node taking one slot once, and no node starting its change (annotation
-# `installing`) without a slot; each agent's log has slot, change, release in that order.
-# Then a second Shim on 10 of the nodes with maxUpdate 2 is installed and deleted: the uninstall
-# follows the same bound, each node's label goes while it holds a slot (before its removal), the
-# RuntimeClass and the object go after the last node.
+# A rolling rollout never has more than maxUpdate nodes changing. 20 agents (node-a and node-b real
+# sandboxed nodes with systemd --user + containerd, node-1..18 on sandbox roots), a Shim with
+# maxUpdate 3 whose artifact downloads slowly (about a second), so nodes hold their slots long
+# enough to overlap. The API server's own record (Lease and Node watch events, ordered by
+# resourceVersion) must show: never more than 3 slot holders, exactly 3 at some point, every node
+# taking one slot once, and no node starting its change (annotation `installing`) without a slot;
+# each agent's log has slot, change, release in that order. Then a second Shim on 10 of the nodes
+# with maxUpdate 2 is installed and deleted: the uninstall follows the same bound, each node's label
+# goes while it holds a slot (before its removal), the RuntimeClass and the object go after the last
+# node.
 # seconds-about: 60
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -74,15 +74,15 @@ kube_wait_for 240 all_done demo 1 "${nodes[@]}" ||
 
 report=$(rollout_check demo 3) || fail "the rollout broke its bound: $report"
 echo "$report"
-# Issue 23: no agent watches objects about other nodes. Each slot event then reaches its holder,
+# No agent watches objects about other nodes. Each slot event then reaches its holder,
 # the coordinator and this test's recorder, a few per node; with every agent watching every slot
-# it was about 2.8 x N^2 (~1100 here).
+# it would be about 2.8 x N^2 (~1100 here).
 events=$(($(lease_watch_events) - events_before))
 echo "Lease watch events during the rollout of 20 nodes: $events"
 ((events <= 25 * ${#nodes[@]})) ||
     fail "$events Lease watch events for ${#nodes[@]} nodes: agents see other nodes' slots"
 grep -qx 'max_holders 3' <<<"$report" || fail "never 3 nodes at once, so the bound was not exercised: $report"
-# Issue 23: a slot that goes is granted again at once, not after the next whole pass, and so is a
+# A slot that goes is granted again at once, not after the next whole pass, and so is a
 # slot a node asks for (the rollout's start).
 at_once=$(grep -c 'granted rollout slot demo-slot-.*(at once: a slot went' "$T/coord-1.log" || true)
 echo "grants of demo made at once when a slot went: $at_once (of $((${#nodes[@]} - 3)) handoffs)"
@@ -102,7 +102,7 @@ done
 [[ "$(kube_admin get shim demo -o jsonpath='{.status.slots}')" == 3 ]] || fail "status.slots is not 3"
 pass "20 nodes installed demo, at most 3 at once (3 reached), one slot each, changes only inside slots"
 
-# Issue 23: an idle agent keeps two watches; the one on its own slots closes once it needs none.
+# An idle agent keeps two watches; the one on its own slots closes once it needs none.
 # Left open are those from before the agents started and this test's recorder's; the next Shim
 # reopens them.
 idle_lease_watches() { (($(lease_watches) <= lease_watches_before + 1)); }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 22, item 7: the rollout checks can fail. A check that passes on any record proves
-# nothing: rollout_crash.sh and rollout_halt.sh used to pass on an empty recording (a dead watch
-# recorder gives max holders 0 and violations 0). Here every check they rely on runs against a
-# deliberately broken build and must fail, each with the message that names the breakage:
+# The rollout checks can fail. A check that passes on any record proves nothing: a check of
+# rollout_crash.sh or rollout_halt.sh would pass on an empty recording (a dead watch recorder gives
+# max holders 0 and violations 0) if it did not look for one. Here every check they rely on runs
+# against a deliberately broken build and must fail, each with the message that names the breakage:
 #   - SHIMKEEPER_FAULT_SWITCH=slot-wait (fault-injection builds): agents change a rolling Shim
 #     without waiting for a slot; rollout_check (the API server's record) reports nodes changing
 #     without a slot, and rollout_overlap (the transactions' own steps) more than maxUpdate nodes

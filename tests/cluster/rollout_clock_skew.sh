@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Issue 22, item 4: a node whose clock runs 20 s ahead never takes or judges a live slot. Expiry is
-# judged by local observation only (the coordinator: how long since it saw a Lease change; nodes
-# judge none), never by comparing the writer's renewTime with another clock.
-# 3 agents on sandbox roots, maxUpdate 1, downloads of about 5 s; node-1's agent runs under
-# Debian's faketime 20 s ahead (its Leases' acquireTime show it). The API server's record must
-# show at most 1 holder, every node's change under its slot, and no slot taken from a live
-# holder; `shimkeeper apply` on node-1 (20 s ahead, reading the slots by one list) while another
-# node holds the slot waits instead of taking it.
+# A node whose clock runs 20 s ahead never takes or judges a live slot. Expiry is judged by local
+# observation only (the coordinator: how long since it saw a Lease change; nodes judge none), never
+# by comparing the writer's renewTime with another clock. 3 agents on sandbox roots, maxUpdate 1,
+# downloads of about 5 s; node-1's agent runs under Debian's faketime 20 s ahead (its Leases'
+# acquireTime show it). The API server's record must show at most 1 holder, every node's change
+# under its slot, and no slot taken from a live holder; `shimkeeper apply` on node-1 (20 s ahead,
+# reading the slots by one list) while another node holds the slot waits instead of taking it.
 # seconds-about: 50
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 22, item 7: the rollout checks that judge the coordinator can fail. rollout_checks_fail.sh
-# breaks the agents; here both `shimkeeper coordinate` candidates run deliberately broken
-# (fault-injection builds, SHIMKEEPER_FAULT_SWITCH=grant-over-max,halt-ignored,slot-reclaim-early)
-# and each check the rollout scenarios rely on must fail, saying what broke:
+# The rollout checks that judge the coordinator can fail. rollout_checks_fail.sh breaks the agents;
+# here both `shimkeeper coordinate` candidates run deliberately broken (fault-injection builds,
+# SHIMKEEPER_FAULT_SWITCH=grant-over-max,halt-ignored,slot-reclaim-early) and each check the rollout
+# scenarios rely on must fail, saying what broke:
 #   - grant-over-max (two slots granted for maxUpdate 1): rollout_check's bound on the holders at
 #     once (rollout_timeline.py), which the agents' slot-wait never trips;
 #   - halt-ignored (slots granted after one was marked failed): rollout_halt.sh's "no slot taken

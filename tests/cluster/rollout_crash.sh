@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 8, test 4: crashes during a rollout. 8 agents on sandbox roots, maxUpdate 1 (so every other
-# node waits on the killed worker's slot), downloads of about two seconds.
+# Crashes during a rollout. 8 agents on sandbox roots, maxUpdate 1 (so every other node waits on the
+# killed worker's slot), downloads of about two seconds.
 #   - a worker SIGKILLed while it holds a slot: once the lease (15 s, never renewed again) runs
 #     out, not before, the coordinator frees the slot (no node may write another node's Lease)
 #     and another node takes it; restarted, the worker recovers and finishes;

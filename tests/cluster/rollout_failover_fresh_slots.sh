@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 23: a coordinator failover does not lose a halt. A standby candidate's Lease watch can run
-# seconds behind a loaded API server (measured at 1000 agents: a new leader granted 49 slots of a
-# halted generation), so a new term lists the slots anew before it grants. Both candidates run
-# with SHIMKEEPER_FAULT_SWITCH=standby-lease-watch-behind (fault-injection builds): while standing
-# by, a candidate's Lease watch delivers no slot change at all, the lag made certain.
+# A coordinator failover does not lose a halt. A standby candidate's Lease watch can run seconds
+# behind a loaded API server (a new leader granting from it could grant slots of a halted
+# generation), so a new term lists the slots anew before it grants. Both candidates run with
+# SHIMKEEPER_FAULT_SWITCH=standby-lease-watch-behind (fault-injection builds): while standing by, a
+# candidate's Lease watch delivers no slot change at all, the lag made certain.
 #   - Shim demo, maxUpdate 2: node-1 alone asks first and fails (it refuses downloads over 1000
 #     bytes); its slot is marked failed and the rollout halts; node-2 and node-3 ask after it.
 #   - The leader stops (SIGTERM: it releases the Lease) and the standby, whose watch never

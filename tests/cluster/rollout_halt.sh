@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 8, test 3: one bad node halts the rollout, and both ways to resume it.
-# node-a is a real sandboxed node (systemd --user + containerd) whose containerd refuses any
-# config naming handler `demo`; node-1..7 are sandbox roots. Shim demo, maxUpdate 2, a download of
-# about a second. The sandbox agents are paused until node-a holds a slot, so node-a fails early:
+# One bad node halts the rollout, and both ways to resume it. node-a is a real sandboxed node
+# (systemd --user + containerd) whose containerd refuses any config naming handler `demo`; node-1..7
+# are sandbox roots. Shim demo, maxUpdate 2, a download of about a second. The sandbox agents are
+# paused until node-a holds a slot, so node-a fails early:
 #   - node-a rolls back, its slot is marked failed, RolloutHalted=True names node-a (`kubectl get
 #     shims` shows it), a Warning Event on the Shim; after the failure no node takes a slot
 #     (rollout_no_slot_after; rollout_coordinator_checks_fail.sh shows it failing), and the only

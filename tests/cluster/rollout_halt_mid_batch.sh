@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 23: a failure halts the rollout even while the coordinator is granting a batch of slots
-# on a slow API server. Both coordinator candidates run with SHIMKEEPER_FAULT_SWITCH=grant-slow
-# (fault-injection builds): each slot grant waits 300 ms before its create, standing in for an
-# API server that answers slowly under load. Eight nodes ask for slots of Shim demo (maxUpdate 8)
-# while both candidates are stopped, so that the leader finds all eight requests at once and
-# grants them in one step, node-1 first (name order); node-1's agent refuses downloads over 1000
-# bytes, so it fails as soon as it holds its slot.
+# A failure halts the rollout even while the coordinator is granting a batch of slots on a slow API
+# server. Both coordinator candidates run with SHIMKEEPER_FAULT_SWITCH=grant-slow (fault-injection
+# builds): each slot grant waits 300 ms before its create, standing in for an API server that
+# answers slowly under load. Eight nodes ask for slots of Shim demo (maxUpdate 8) while both
+# candidates are stopped, so that the leader finds all eight requests at once and grants them in one
+# step, node-1 first (name order); node-1's agent refuses downloads over 1000 bytes, so it fails as
+# soon as it holds its slot.
 #   - The rollout halts on node-1's failure (RolloutHalted=True).
 #   - At most three slots are granted (created) after the failed slot was marked: a grant step
 #     creates slots for at most 200 ms and then reads its watches before it decides the rest, so

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 22, item 4: a halt halts only its Shim. Two rolling Shims applied together on 3 agents
-# (sandbox roots), maxUpdate 1 each: `good`, and `bad` whose sha256 no download matches. node-1,
-# alone at first, takes both slots in one transaction, which fails on `bad`'s artifact; only `bad`'s slot is marked
+# A halt halts only its Shim. Two rolling Shims applied together on 3 agents (sandbox roots),
+# maxUpdate 1 each: `good`, and `bad` whose sha256 no download matches. node-1, alone at first,
+# takes both slots in one transaction, which fails on `bad`'s artifact; only `bad`'s slot is marked
 # failed (RolloutHalted=True for bad), `good`'s slot goes back and `good` reaches every node, its
 # rollout never halted, one node at a time.
 # seconds-about: 40

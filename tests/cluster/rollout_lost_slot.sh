@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 22, item 4: a slot is a real bound even for a node cut off from the API server while it
-# works. 4 agents on sandbox roots, maxUpdate 1; node-1 talks to the API server through a TCP
-# proxy (tests/support/pausable_proxy.py) and is the first to take the slot. Its download (and
-# the next one) is held by the artifact server (/hold/2/...) while the proxy is paused for longer
-# than the lease: the coordinator frees node-1's slot and node-2..4 take it. Then the proxy goes
-# on and both held downloads finish at once.
+# A slot is a real bound even for a node cut off from the API server while it works. 4 agents on
+# sandbox roots, maxUpdate 1; node-1 talks to the API server through a TCP proxy
+# (tests/support/pausable_proxy.py) and is the first to take the slot. Its download (and the next
+# one) is held by the artifact server (/hold/2/...) while the proxy is paused for longer than the
+# lease: the coordinator frees node-1's slot and node-2..4 take it. Then the proxy goes on and both
+# held downloads finish at once.
 #   - node-1 never passes its point of no return on the slot it lost: it says so, stays as it
 #     was, halts nothing, and later takes a slot again and finishes;
 #   - counted from the transactions themselves (each agent records its steps: ROLLOUT_STEPS), never

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 8, test 2: maxUpdate as a percentage. "25%" over 8 selected nodes (sandbox roots) is 2
-# slots, resolved by the coordinator into status.slots; changed to "50%" mid-rollout it is 4 for
-# the next slot taken: the record shows at most 2 holders before the change and up to 4 (reached)
-# after, and every node finishes.
+# maxUpdate as a percentage. "25%" over 8 selected nodes (sandbox roots) is 2 slots, resolved by the
+# coordinator into status.slots; changed to "50%" mid-rollout it is 4 for the next slot taken: the
+# record shows at most 2 holders before the change and up to 4 (reached) after, and every node
+# finishes.
 # seconds-about: 55
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 23: a node stages a waiting Shim's artifact before it asks for a rollout slot, so the slot
-# holds the change and not the download. Four sandbox roots, Shim demo with maxUpdate 1 and a
-# download of about two seconds:
+# A node stages a waiting Shim's artifact before it asks for a rollout slot, so the slot holds the
+# change and not the download. Four sandbox roots, Shim demo with maxUpdate 1 and a download of
+# about two seconds:
 #   - node-1..3 (the default, stage_ahead on) log the artifact staged before they took their
 #     slot, and their transaction in the slot downloads nothing;
 #   - node-4 (stage_ahead = false) downloads in its slot, as before;

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Issue 22, items 3 and 7: the RuntimeClass checker can fail, and a label that cannot come off
-# holds a handler change back. Two real sandboxed nodes, each agent deliberately broken
-# (SHIMKEEPER_FAULT_SWITCH, fault-injection builds), a coordinator and rc_invariant.py's recorder,
-# through Shim inv's install (handler inv1) and a handler change to inv2 (recreate, downloads of
-# about 2 s):
+# The RuntimeClass checker can fail, and a label that cannot come off holds a handler change back.
+# Two real sandboxed nodes, each agent deliberately broken (SHIMKEEPER_FAULT_SWITCH, fault-injection
+# builds), a coordinator and rc_invariant.py's recorder, through Shim inv's install (handler inv1)
+# and a handler change to inv2 (recreate, downloads of about 2 s):
 #   - node-a runs `label-before-serving`: it labels the Shim with the handler it is about to
 #     install before containerd serves it; rc_invariant.py check must fail, naming node-a;
 #   - node-b runs `label-patch-fails`: its Node report before a change is never sent. The install

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 22, item 3: at every instant, every node the Shim's RuntimeClass selects serves
-# RuntimeClass.handler in CRI. Two real sandboxed nodes (systemd --user + containerd each), a
-# coordinator, and a recorder (tests/support/rc_invariant.py) of the RuntimeClass's and the Nodes'
-# watch events and of each node's CRI handler list, asked over and over, through the whole life
-# of Shim `inv` (rolling, maxUpdate 1, a download of about 2 s); every CRI answer given while the
-# RuntimeClass selected that node is judged:
+# At every instant, every node the Shim's RuntimeClass selects serves RuntimeClass.handler in CRI.
+# Two real sandboxed nodes (systemd --user + containerd each), a coordinator, and a recorder
+# (tests/support/rc_invariant.py) of the RuntimeClass's and the Nodes' watch events and of each
+# node's CRI handler list, asked over and over, through the whole life of Shim `inv` (rolling,
+# maxUpdate 1, a download of about 2 s); every CRI answer given while the RuntimeClass selected that
+# node is judged:
 #   - install with handler inv1;
 #   - a handler change to inv2: the RuntimeClass is replaced at once while one node waits for its
 #     slot still serving inv1; that node must not be selected until it serves inv2;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 24: Shims written the way the shim lifecycle operator proposal and runtime-class-manager
-# write them (their field names, only apiVersion changed) install on a real sandboxed node
-# (systemd --user + containerd, tests/support/cluster_node.sh) with its agent in cluster mode, the
-# coordinator beside it:
+# Shims written the way the shim lifecycle operator proposal and runtime-class-manager write them
+# (their field names, only apiVersion changed) install on a real sandboxed node (systemd --user +
+# containerd, tests/support/cluster_node.sh) with its agent in cluster mode, the coordinator beside
+# it:
 #   - proposal style: `runtimeclass` (lowercase) carrying the handler, `annonymousHttp`, no
 #     runtimeType: the node derives io.containerd.comet.v1 from the artifact's
 #     containerd-shim-comet-v1 (not the handler's v2 guess), installs it, labels its Node; CRI

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 22, item 4: a node's slot writes (SlotKeeper, through kube-probe) with node-bound tokens
-# under deploy/'s policies, against the real API server:
+# A node's slot writes (SlotKeeper, through kube-probe) with node-bound tokens under deploy/'s
+# policies, against the real API server:
 #   - a renewal whose answer was lost (the API server wrote it, the node kept the older version)
 #     is recognised on its 409 and renewed at the version there, instead of 409-ing for ever;
 #   - a slot the coordinator freed and another node took is lost for its old holder: its renewal

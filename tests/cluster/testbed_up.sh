@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: the cluster test bed itself. What every other cluster test relies on:
+# The cluster test bed itself. What every other cluster test relies on:
 #   - etcd and kube-apiserver come up on 127.0.0.1 and answer /readyz;
 #   - /version and `kubectl version` report the pinned Kubernetes release (the version the
 #     tests claim to run against is the one that runs);

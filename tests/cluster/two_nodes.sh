@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 7, tests 2-4, 6 and 7: two real sandboxed nodes (systemd --user + containerd each, side by
-# side, tests/support/cluster_node.sh), each with `shimkeeper run` in cluster mode against the
-# real API server, driven only with kubectl as a cluster operator would:
+# Two real sandboxed nodes (systemd --user + containerd each, side by side,
+# tests/support/cluster_node.sh), each with `shimkeeper run` in cluster mode against the real API
+# server, driven only with kubectl as a cluster operator would:
 #   - a Shim selecting node-a: only node-a installs; its label appears only once CRI lists the
 #     handler; a CRI pod sandbox on the handler runs the installed binary; node-b's config bytes
 #     and containerd are untouched;
@@ -17,7 +17,7 @@
 #   - the Shim deleted: each node takes its label off before containerd drops the handler (the
 #     deletion's own log lines, uninstall_order.py; tests/cluster/uninstall_order_check.sh proves
 #     the check fails when the order is reversed), then the handler leaves CRI and the annotation
-#     goes; on node-a a pod sandbox still runs on the handler (issue 22): the label goes, the
+#     goes; on node-a a pod sandbox still runs on the handler: the label goes, the
 #     handler stays, the annotation says `removing: blocked by 1 pod(s)`, a RemovalBlocked Event
 #     and the Shim's status say so, `status` on the node too; once the pod is gone the handler
 #     goes. After the last node the RuntimeClass is deleted, the finalizer removed and the

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 22, item 7: a test of the tests. two_nodes.sh proves "the label goes before the handler"
-# on a Shim's deletion with tests/support/uninstall_order.py, reading that deletion's own log
-# lines. Here the agent runs a deliberately broken build (SHIMKEEPER_FAULT_SWITCH=
-# handler-before-label: the label comes off only after containerd dropped the handler) and the
-# same check must say so: exit 1 (order broken), not 0 (pass) nor 2 (nothing recorded).
+# A test of the tests. two_nodes.sh proves "the label goes before the handler" on a Shim's deletion
+# with tests/support/uninstall_order.py, reading that deletion's own log lines. Here the agent runs
+# a deliberately broken build (SHIMKEEPER_FAULT_SWITCH= handler-before-label: the label comes off
+# only after containerd dropped the handler) and the same check must say so: exit 1 (order broken),
+# not 0 (pass) nor 2 (nothing recorded).
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 11: two `shimkeeper apply` started together on one node with different desired states
-# (one declares shim alpha, the other shim beta; cloud-init and an Ansible role firing at once),
-# 20 rounds with random start offsets. The node lock serialises them, so every round ends
-# consistent: containerd's config, the current generation in state.json and CRI's handlers name
-# the same shims, namely those of the apply that committed last; every apply that reports
-# success has its change on the node when it returns; each makes at most one restart.
-# The node lock does not depend on the containerd line: one line is enough.
+# Two `shimkeeper apply` started together on one node with different desired states (one declares
+# shim alpha, the other shim beta; cloud-init and an Ansible role firing at once), 20 rounds with
+# random start offsets. The node lock serialises them, so every round ends consistent: containerd's
+# config, the current generation in state.json and CRI's handlers name the same shims, namely those
+# of the apply that committed last; every apply that reports success has its change on the node when
+# it returns; each makes at most one restart. The node lock does not depend on the containerd line:
+# one line is enough.
 # containerd-lines: 1.6
 # seconds-about: 90
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 11: the daemon running while someone runs `shimkeeper apply` by hand on the same change
-# (a new drop-in written, then apply at once, while the daemon's inotify fires too). The node
-# lock lets one of them make the change and the other find nothing to do: one containerd
-# restart in all, and the node consistent (config, state.json and CRI agree). The daemon holds
-# the lock only while it reconciles: an apply against an idle daemon never waits.
-# The node lock does not depend on the containerd line: one line is enough.
+# The daemon running while someone runs `shimkeeper apply` by hand on the same change (a new drop-in
+# written, then apply at once, while the daemon's inotify fires too). The node lock lets one of them
+# make the change and the other find nothing to do: one containerd restart in all, and the node
+# consistent (config, state.json and CRI agree). The daemon holds the lock only while it reconciles:
+# an apply against an idle daemon never waits. The node lock does not depend on the containerd line:
+# one line is enough.
 # containerd-lines: 1.6
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 4, scenario 9: `shimkeeper run` as a Type=notify unit with WatchdogSec under a real
-# systemd (the harness's user manager) driving a real containerd. What an operator checks:
+# `shimkeeper run` as a Type=notify unit with WatchdogSec under a real systemd (the harness's user
+# manager) driving a real containerd. What an operator checks:
 #   - the shipped units/shimkeeper.service passes `systemd-analyze verify` and its security
 #     exposure is <= 3.0;
 #   - the service reaches active (with Type=notify that means READY=1 arrived);

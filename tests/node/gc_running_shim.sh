@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 10: garbage collection never removes an artifact whose binary a running shim executes.
-# containerd runs a shim binary again to delete its container long after an upgrade, so with
-# `keep = 1` the old artifact must outlive its generation while a sandbox still runs through
-# it, and go at the next collection once that sandbox is gone.
+# Garbage collection never removes an artifact whose binary a running shim executes. containerd runs
+# a shim binary again to delete its container long after an upgrade, so with `keep = 1` the old
+# artifact must outlive its generation while a sandbox still runs through it, and go at the next
+# collection once that sandbox is gone.
 # containerd-lines: 1.6 2
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 22, item 5: a handler is never pulled from under a running pod. A shim whose drop-in is
-# removed while a pod sandbox still runs on its handler stays installed (config, bin/ link and CRI
-# all keep it); `apply` says the removal waits and why, `status` says so too, and the daemon, left
-# running, removes the handler on its own soon after the sandbox is gone (nothing it watches
-# changes then: it looks again every k_blocked_removal_recheck, 10 s).
+# A handler is never pulled from under a running pod. A shim whose drop-in is removed while a pod
+# sandbox still runs on its handler stays installed (config, bin/ link and CRI all keep it); `apply`
+# says the removal waits and why, `status` says so too, and the daemon, left running, removes the
+# handler on its own soon after the sandbox is gone (nothing it watches changes then: it looks again
+# every k_blocked_removal_recheck, 10 s).
 # containerd-lines: 1.6 2
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Records one RuntimeClass's and the Nodes' watch events and each node's CRI handler list, and
-checks that a node the RuntimeClass selects always serves its handler (issue 22, item 3).
+checks that a node the RuntimeClass selects always serves its handler.
 
     rc_invariant.py record SERVER CA TOKEN-FILE RUNTIMECLASS OUT STOP-FILE CRI-CLIENT NODE=SOCKET...
     rc_invariant.py phase OUT NAME

@@ -1,4 +1,4 @@
-// Issue 22: an API server that does not answer and one that refuses the credential are both
+// An API server that does not answer and one that refuses the credential are both
 // ridden out on the last reading; what the node says of each (the log, status) and what the store
 // keeps of it (since when) must tell them apart and name the file to renew.
 #include "shimkeeper/cluster/agent/cluster_memory.hpp"

@@ -90,7 +90,7 @@ TEST(ClusterReport, TheLabelGoesBeforeADeselectedShimIsRemoved) {
     EXPECT_FALSE(report.wanted.at("demo").labelled());
 }
 
-// Issue 22, item 3: a label that cannot come off stops a change that leaves its handler unserved.
+// A label that cannot come off stops a change that leaves its handler unserved.
 reconcile::NodePlan plan_of(reconcile::ActionKind kind, const std::string& handler) {
     reconcile::NodePlan plan;
     reconcile::ShimAction action;

@@ -147,7 +147,7 @@ TEST(ClusterShimRollup, TransitionTimeMovesOnlyWithTheStatus) {
     more["c"].shim_annotations["shim.containerd.x-k8s.io/spin"] = annotation("installed", 3);
     json progressed = desired_status(object, rollup(object, more), std::nullopt, "T3");
     EXPECT_TRUE(status_differs(object, progressed));
-    EXPECT_FALSE(status_differs_beyond_progress(object, progressed)); // may wait (issue 23)
+    EXPECT_FALSE(status_differs_beyond_progress(object, progressed)); // may wait
     EXPECT_EQ((*condition(progressed, "Ready"))["lastTransitionTime"], "T1");
     // Every selected node installed: Ready turns True, at T4.
     NodeViews done;
@@ -174,7 +174,7 @@ json with_nodes(int selected, int installed, int failed, const std::string& mess
 TEST(ClusterShimRollup, ProgressAloneIsWrittenOnlyWhenItReachesAnotherStep) {
     json object = shim();
     object["status"] = with_nodes(10, 0, 0);
-    // 4 of 10 done: still the first half, held back however long it has been (issue 23).
+    // 4 of 10 done: still the first half, held back however long it has been.
     EXPECT_FALSE(progress_reached_another_step(object, with_nodes(10, 4, 0)));
     // Half of them done, installed or failed alike: the halfway step.
     EXPECT_TRUE(progress_reached_another_step(object, with_nodes(10, 5, 0)));

@@ -1,4 +1,4 @@
-// Slot grants (issue 23), the pure parts: a node's request on its Node, the coordinator's choice
+// Slot grants, the pure parts: a node's request on its Node, the coordinator's choice
 // of whom to grant which free slot, and a node's decision over the slots granted to it.
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
 #include "shimkeeper/cluster/model/node_state.hpp"

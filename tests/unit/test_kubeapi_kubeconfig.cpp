@@ -203,7 +203,7 @@ TEST_F(Kubeconfig, UserNotAMapping) {
     expect_refused(config(good_cluster(), "    \n"), {"users[0] (\"u\").user", "not a mapping"});
 }
 
-// Issue 22: a token file that is missing or empty is a credential refused at each request (the
+// A token file that is missing or empty is a credential refused at each request (the
 // agent rides it out like a 401 and names the file to renew), never a kubeconfig that fails to
 // load (which stopped the node's own files from applying).
 TEST_F(Kubeconfig, TokenFileMissingOrEmptyIsARefusedCredentialNamingIt) {

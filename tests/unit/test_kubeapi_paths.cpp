@@ -72,7 +72,7 @@ TEST(KubeStatus, CodesMapToErrorCodes) {
     EXPECT_EQ(api_error("PATCH", "/x", 422, "").code(), ErrorCode::invalid_input);
 }
 
-// Issue 22: an expired, revoked or garbage token (401) and a credential without the right (403)
+// An expired, revoked or garbage token (401) and a credential without the right (403)
 // are a refusal the agent rides out on its last reading, not bad input that stops its files.
 TEST(KubeStatus, ARefusedCredentialIsRefusedNotBadInput) {
     const std::string unauthorized =

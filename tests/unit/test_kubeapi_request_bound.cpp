@@ -1,4 +1,4 @@
-// Issue 22: no API request may hold the daemon's loop for long. Each is bounded by a quarter of
+// No API request may hold the daemon's loop for long. Each is bounded by a quarter of
 // the watchdog interval (1 s to 15 s), and a pass stops asking after the first request that got
 // no answer, pinging the watchdog before every request it makes.
 #include "shimkeeper/kubeapi/request_bound.hpp"

@@ -89,7 +89,7 @@ TEST(ReconcilePlan, NewDigestIsAnUpgradeWithBothDigests) {
               (std::vector<std::string>{"new artifact", "version 1.0 -> 2.0"}));
 }
 
-// plan and apply used to disagree here: a version-only change is recorded as a new generation.
+// Where plan and apply could disagree: a version-only change is recorded as a new generation.
 TEST(ReconcilePlan, ChangedVersionAloneIsAnUpgradeAndANewGeneration) {
     auto spin = want("spin", k_digest_a);
     store::Generation gen{1, "", {installed(spin, k_digest_a)}};

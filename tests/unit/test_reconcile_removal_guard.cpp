@@ -1,4 +1,4 @@
-// Which removals wait for pods (issue 22): a shim the desired state drops waits while any
+// Which removals wait for pods: a shim the desired state drops waits while any
 // sandbox, ready or not, was created with its handler; nothing else waits; a blocked shim is kept
 // exactly as the current generation runs it.
 #include "shimkeeper/reconcile/removal_guard.hpp"

@@ -402,7 +402,7 @@ TEST_F(TransactionTest, RecoveryRestoresTheBeforeStateOfAnInterruptedTransaction
 }
 
 // An entry left in progress is never overwritten by the next transaction: that one recovers it
-// first (the daemon used to recover only once at start).
+// first (in the daemon too, not only once at start).
 TEST_F(TransactionTest, NextTransactionRecoversAnInterruptedEntryFirst) {
     interrupt_after_config_write();
     Journal journal(m_store.state_dir());
@@ -416,7 +416,7 @@ TEST_F(TransactionTest, NextTransactionRecoversAnInterruptedEntryFirst) {
     EXPECT_NE(journal.load().value()->id, "interrupted");
 }
 
-// A failure says which shims it is about (a rollout halts only for those, issue 22): the shim
+// A failure says which shims it is about (a rollout halts only for those): the shim
 // that could not be staged, the shims whose change containerd would not serve; none for a
 // failure of the node itself.
 TEST_F(TransactionTest, AFailureNamesOnlyTheShimsItIsAbout) {

@@ -38,8 +38,8 @@ Instant monotonic_now() {
 }
 
 ReconcileOutcome call_guarded(const ReconcileFn& fn, const char* what) {
-    // The one place besides each command where exceptions are caught: a bug in a transaction
-    // must become a failed attempt with backoff, not a dead daemon.
+    // Exceptions are caught at the top, as cli/app.cpp does for every command, and here: a bug
+    // in a transaction must become a failed attempt with backoff, not a dead daemon.
     try {
         return fn();
     } catch (const std::exception& e) {

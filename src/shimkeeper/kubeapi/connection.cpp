@@ -11,10 +11,10 @@ namespace {
 
 // One-shot requests run one after another on a thread (a reconcile, a coordinator pass, a slot
 // renewal), each on a fresh easy handle that would open its own TCP and TLS connection: the
-// API server's certificate signature was then a quarter of its CPU in a rollout (bench/rollout
-// with BENCH_PPROF). A thread's requests share one connection and TLS session cache instead, so
-// they reuse one kept-alive connection. Per thread, because libcurl's shared connection cache
-// is not safe between concurrent threads; watches keep the event loop's multi handle's own.
+// API server would sign a TLS handshake per request, a large share of its CPU in a rollout
+// (bench/rollout, BENCH_PPROF). A thread's requests share one connection and TLS session cache
+// instead, so they reuse one kept-alive connection. Per thread, because libcurl's shared connection
+// cache is not safe between concurrent threads; watches keep the event loop's multi handle's own.
 struct ShareDeleter {
     void operator()(CURLSH* share) const { curl_share_cleanup(share); }
 };

@@ -17,7 +17,7 @@
 // another agent's lease runs, and the leader renews with the resourceVersion of its own last
 // write. Every write keeps its precondition, so a stale copy can only cost a 409: a leader's
 // renewal then re-reads and tries once more; a candidate reads in its next round. Without
-// observe() every round reads the Lease, as before.
+// observe() every round reads the Lease, as client-go's does.
 #pragma once
 
 #include "shimkeeper/kubeapi/client.hpp"

@@ -1,11 +1,11 @@
 // A leader's renewals on a thread of their own. While the coordinator leads, its event loop also
 // runs the passes, whose writes block it (request_bound.hpp): a pass waiting on a slow API server
-// held the renewal back past renew_deadline and cost the term (seen at 1000 agents, a create
-// taking seconds on the saturated API server), and the other candidate then waited out the
-// lease. Here a copy of the elector renews every retry_period through its own connection, so the
-// term lasts for as long as the API server answers the renewals, whatever the passes wait for.
-// The loop reads leading() (a renewal within renew_deadline, and no other holder seen) and takes
-// the elector back with stop() when the term ends.
+// (a create may take seconds when it is saturated) would hold the renewal back past
+// renew_deadline and cost the term, and the other candidate would then wait out the lease. Here a
+// copy of the elector renews every retry_period through its own connection, so the term lasts for
+// as long as the API server answers the renewals, whatever the passes wait for. The loop reads
+// leading() (a renewal within renew_deadline, and no other holder seen) and takes the elector back
+// with stop() when the term ends.
 #pragma once
 
 #include "shimkeeper/kubeapi/leader_election.hpp"

@@ -1,8 +1,8 @@
 // How long one blocking request may take, and what a pass of requests does once one got no
 // answer.
 //
-// Decision (issue 22, ARCHITECTURE.md "kubeapi"): REST calls stay blocking, because the daemon's
-// reconcile is one synchronous transaction anyway, but none may hold the daemon's loop for long:
+// Decision: REST calls stay blocking (no caller moves onto the curl-multi loop), because the
+// daemon's reconcile is one synchronous transaction anyway, but none may hold its loop for long:
 // each is bounded by a quarter of systemd's watchdog interval (WatchdogSec, read from the
 // environment systemd gives the unit) and at most 15 s without a watchdog; and the requests of
 // one pass (a reconcile, a `status`) share an ApiPass, which pings the watchdog before each

@@ -2,7 +2,8 @@
 // spelling): the artifact says both, by the name of the shim binary it holds
 // (containerd-shim-<name>-v<N> -> io.containerd.<name>.v<N>). This runs first in a transaction,
 // before anything is planned, so that every later step (plan, links, config, health, records)
-// sees a complete spec exactly as if the object had written it. ARCHITECTURE.md, "reconcile".
+// sees a complete spec exactly as if the object had written it: nothing downstream knows about
+// derivation (README, "The Shim object").
 #pragma once
 
 #include "shimkeeper/fetch/downloader.hpp"

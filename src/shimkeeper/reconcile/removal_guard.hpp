@@ -1,4 +1,4 @@
-// A handler is never pulled from under running pods (issue 22). A shim that the current
+// A handler is never pulled from under running pods. A shim that the current
 // generation runs and the desired state drops (a Shim deleted or no longer selecting the node, a
 // file in shims.d/ removed) is a removal; while any pod sandbox containerd knows was created with
 // its handler, the removal waits and the shim stays installed exactly as it runs. A container of

@@ -41,7 +41,7 @@ util::Expected<void> AgentWatches::open_slot_watch() {
     m_slots = model::SlotBoard{};
     m_slots.set_listener([this](const std::string& shim, bool) { on_slot_change(shim); });
     // Only the slot Leases granted to this node (slot_grant.hpp): what other nodes hold is the
-    // coordinator's business, and watching it cost every agent every slot event (issue 23).
+    // coordinator's business, and watching it would cost every agent every slot event.
     kubeapi::WatchSettings own_slots;
     own_slots.label_selector =
         std::string(model::k_slot_holder_label) + "=" + model::holder_label_value(m_node_name);

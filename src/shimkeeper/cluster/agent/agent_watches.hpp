@@ -32,7 +32,7 @@ inline constexpr std::chrono::seconds k_slot_watch_grace{5};
 
 // The daemon's quiet time after a change these watches saw, in place of the files' 500 ms: the
 // events of one `kubectl apply` (its documents, one request each) come within a few tens of
-// milliseconds, and every agent waiting longer delays each rollout's start by as much (issue 23).
+// milliseconds, and every agent waiting longer delays each rollout's start by as much.
 // What wakes the daemon at all is narrow (cluster_watch.cpp: a Shim generation, not its status).
 inline constexpr std::chrono::milliseconds k_cluster_debounce{100};
 
@@ -107,7 +107,7 @@ private:
     void claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass = nullptr);
     std::function<void()> m_heartbeat;
     // The slot watch is open only while this node waits for a slot, holds one or has one
-    // granted: an idle agent keeps two watches (Shims, its Node), not three (issue 23). It is
+    // granted: an idle agent keeps two watches (Shims, its Node), not three. It is
     // opened at start (a slot held from before a restart), and closed k_slot_watch_grace after
     // it went idle.
     util::Expected<void> open_slot_watch();

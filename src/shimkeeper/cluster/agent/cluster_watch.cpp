@@ -27,7 +27,7 @@ json node_fingerprint(const json& node) {
 // The slot count a node reads from the Shim (rollout_policy.hpp): a percentage waits for the
 // coordinator's status to resolve it for the Shim's generation, a number does not. Not the
 // status itself: the coordinator writes it after every apply, and each write would wake every
-// agent of the cluster for nothing (issue 23).
+// agent of the cluster for nothing.
 json resolved_slots(const json& shim) {
     auto policy = model::rollout_policy_of(shim);
     if (!policy || !policy->rolling) {

@@ -4,7 +4,7 @@
 // the transaction changes only what holds a slot. After the transaction a slot is released on
 // success and marked failed on failure, which halts that Shim generation everywhere.
 //
-// Two promises of issue 22 are kept here. A slot is a real bound: attach() makes the
+// Two promises are kept here. A slot is a real bound: attach() makes the
 // transaction's last step before its first change (Node::before_change, around the Node report's
 // own) refuse unless every slot held is fresh (slot_keeper.hpp: confirmed by the API server within
 // two thirds of its lease, never lost), so a node whose slot expired while it downloaded never
@@ -13,12 +13,12 @@
 // slots of Shims the failure is about (Outcome::blamed, Node::refused_about); a failure about
 // nothing in particular (the API server, the disk) releases every slot and halts nothing.
 //
-// Decisions (ARCHITECTURE.md): a node whose change for a Shim is nothing (already at the spec, a
-// new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate waits
-// for the coordinator's `status.slots`; the daemon takes only slots the coordinator granted it
-// (issue 23), and its wake path may have taken one already (ClaimedSlots), which the next
-// reconcile uses; `apply` judges the slots from one list (no watch), read only when some Shim
-// needs a slot, and creates a free one itself.
+// Decisions (README, "Rolling rollouts"): a node whose change for a Shim is nothing (already at the
+// spec, a new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate
+// waits for the coordinator's `status.slots`; the daemon takes only slots the coordinator granted
+// it, and its wake path may have taken one already (ClaimedSlots), which the next reconcile uses;
+// `apply` judges the slots from one list (no watch), read only when some Shim needs a slot, and
+// creates a free one itself.
 #pragma once
 
 #include "shimkeeper/cluster/agent/cluster_source.hpp"

@@ -5,7 +5,7 @@
 // the version held) and mark one failed (it then stays, and halts the rollout of that
 // generation).
 //
-// A slot is a bound only while it is fresh (issue 22): each HeldSlot remembers when the last
+// A slot is a bound only while it is fresh: each HeldSlot remembers when the last
 // write of it that the API server confirmed was sent (this node's monotonic clock, never the
 // Lease's renewTime), and whether it was lost (gone, or another node's now). The coordinator
 // frees a slot only a lease duration after it saw that version, so a slot confirmed less than
@@ -59,7 +59,7 @@ public:
     // Marks the slot failed with `reason`, at whatever version it has now, while it is ours.
     // Lost (gone, or another node's now: it expired while this node could not renew), the
     // failure still halts the rollout: a failed slot Lease of the same generation is created
-    // under the first absent name, from the slot's own index upwards (decision, issue 22: the
+    // under the first absent name, from the slot's own index upwards (decision: the
     // marker is an ordinary failed slot, so the coordinator's RolloutHalted, the waiting nodes
     // and `kubectl delete lease` to resume treat it like any other). Returns the Lease marked.
     util::Expected<std::string> fail(const HeldSlot& held, const std::string& reason);

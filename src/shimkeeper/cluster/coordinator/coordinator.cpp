@@ -137,7 +137,7 @@ Coordinator::~Coordinator() = default;
 util::Expected<void> Coordinator::start() {
     if (m_settings.identity.empty()) {
         return util::fail(util::ErrorCode::invalid_input,
-                          "the coordinator needs this agent's node name as its identity");
+                          "the coordinator needs an identity (its holderIdentity in the Lease)");
     }
     if (m_settings.renew_deadline >= m_settings.lease_duration ||
         m_settings.retry_period >= m_settings.renew_deadline) {
@@ -155,8 +155,8 @@ util::Expected<void> Coordinator::start() {
 }
 
 util::Expected<void> Coordinator::watch_leases() {
-    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), so
-    // that waiting for a slot costs no watch of its own. A new watch lists first.
+    // Every Lease of the namespace: the election's and the rollout slots (slot_board.hpp), one
+    // watch for both. A new watch lists first.
     m_slots_listed_this_term = false;
     m_lease_watch = std::make_unique<kubeapi::Watch>(
         m_client.connection(), m_loop, kubeapi::leases_resource(), m_settings.ns,
@@ -311,9 +311,9 @@ util::Expected<void> Coordinator::begin_term() {
                m_settings.lease_name + ")");
     m_view = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
-    // The slots listed anew, as the Shims and Nodes are: a candidate's Lease watch may run behind
-    // the API server (measured at 1000 agents: a new leader granted 49 slots of a generation
-    // whose failed slot its watch had not delivered yet, fresh Node requests beside stale slots).
+    // The slots listed anew, as the Shims and Nodes are: a candidate's Lease watch may run seconds
+    // behind a loaded API server, and a new leader granting from it could grant slots of a
+    // generation whose failed slot it has not seen yet (fresh Node requests beside stale slots).
     // A list without a resourceVersion is a consistent read: every failure marked before it.
     if (!reconcile::fault_switch("term-keeps-slots")) { // tests only (fault.hpp)
         TRY(watch_leases());
@@ -470,8 +470,8 @@ void Coordinator::arm_grant_pass(GrantCause cause) {
     if (m_grant_armed) {
         return;
     }
-    // After the watch events that came while a pass's writes held the loop (measured at 1000
-    // agents: grants 1.5-2 s after a failure the watch had already brought, unread).
+    // After the watch events that came while a pass's writes held the loop: a failure the watch
+    // has already brought must halt the grants, not wait unread behind them.
     if (auto timer = m_loop.after_reading_ready_data(std::chrono::milliseconds(0),
                                                      [this] { grant_pass(); })) {
         m_grant_timer = std::move(*timer);

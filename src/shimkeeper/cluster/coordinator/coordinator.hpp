@@ -1,28 +1,32 @@
-// The coordinator (CLUSTER.md, "Roles"): every agent is a candidate; the one holding the Lease
-// `shimkeeper-coordinator` in the agent namespace does the cluster-wide work of
-// coordinator_pass.hpp. Everything runs on the given CurlEventLoop but the leader's renewals:
-//   - a watch on the namespace's Leases (this one, and the rollout slots kept in a SlotBoard
-//     for the node side and the passes) for as long as the agent is a candidate, and election
-//     rounds (LeaderElector, client-go's rules) on a loop timer; while leading the renewals run
-//     every retry_period on a thread with its own connection (LeaderRenewal: a pass's writes
-//     block the loop) and the timer only reads how they went; else rounds run only when the
-//     watched holder's lease runs out or the Lease is
-//     released or deleted, so a candidate makes no request while another agent leads (one
-//     watch instead of client-go's read every 2 s; rounds start with up to retry_period/2 of
-//     jitter so that a hundred candidates do not write at the same instant);
+// The coordinator (CLUSTER.md, "Identity and least privilege"): the candidates are the
+// `shimkeeper coordinate` processes (cli/cmd_coordinate.cpp), each under the coordinator's own
+// identity and named by --identity (default the host's name and a random suffix); node agents
+// never stand. The one holding the Lease `shimkeeper-coordinator` in the agent namespace does
+// the cluster-wide work of coordinator_pass.hpp. Everything runs on the given CurlEventLoop but
+// the leader's renewals:
+//   - a watch on the namespace's Leases (the election's, and the rollout slots kept in a
+//     SlotBoard for the passes) for the whole candidacy, and election rounds (LeaderElector,
+//     client-go's rules) on a loop timer; while leading the renewals run every retry_period on
+//     a thread with its own connection (LeaderRenewal: a pass's writes block the loop) and the
+//     timer only reads how they went; otherwise rounds run only when the watched holder's lease
+//     runs out or the Lease is released or deleted, so a candidate makes no request while
+//     another leads (one watch instead of client-go's read every 2 s; rounds start with up to
+//     retry_period/2 of jitter so that candidates do not write at the same instant);
 //   - while leading: watches on Shims, all Nodes (kept as NodeViews: labels and shimkeeper's
 //     annotations only, so a kubelet heartbeat is no change) and RuntimeClasses; any change
 //     arms one pass `settle` later (changes in between join it); the first pass waits until
-//     all three watches have their first snapshot, so no status is computed from half a view;
-//   - a slot Lease that goes (released or deleted) runs the pass's grant step alone at once, so
-//     a waiting node gets the slot one watch event after it frees, not `settle` plus a whole
-//     pass of status writes later (issue 23);
+//     all three watches and a fresh list of the slot Leases (taken at each term's start: a
+//     standby's watch may run behind) are in, so nothing is computed from half a view;
+//   - a slot Lease that goes (released or deleted), and a Node that newly asks for a slot, run
+//     the pass's grant step alone at once, so a waiting node gets the slot one watch event
+//     after it frees, not `settle` plus a whole pass of status writes later;
 //   - a pass with failed writes is run again after a growing, jittered backoff;
 //   - leadership lost (a round finds another holder, or no renewal within renew_deadline):
 //     the watches and the view are dropped at once and nothing more is written; a pass in
 //     progress checks before every Shim.
-// The daemon constructs it once, calls start(), keeps the loop running, and calls release()
-// on SIGTERM so that another agent takes over without waiting for the lease to expire.
+// `shimkeeper coordinate` constructs it once, calls start(), keeps the loop running, and calls
+// release() on SIGTERM so that another candidate takes over without waiting for the lease to
+// expire.
 #pragma once
 
 #include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
@@ -44,7 +48,7 @@ inline constexpr const char* k_coordinator_lease = "shimkeeper-coordinator";
 
 struct CoordinatorSettings {
     std::string ns = "shimkeeper-system"; // [kube] namespace: where the Lease lives
-    std::string identity;                 // this agent's node name
+    std::string identity;                 // this candidate's holderIdentity (--identity)
     std::string lease_name = k_coordinator_lease;
     std::chrono::seconds lease_duration{15};
     std::chrono::seconds renew_deadline{10};
@@ -61,7 +65,7 @@ struct CoordinatorSettings {
 // Counters for status output and tests.
 struct CoordinatorStats {
     unsigned rounds = 0;        // election rounds
-    unsigned terms = 0;         // times this agent became the leader
+    unsigned terms = 0;         // times this candidate became the leader
     unsigned passes = 0;        // passes run to the end
     unsigned writes = 0;        // API writes of all passes (Events not counted)
     unsigned failed_passes = 0; // passes with at least one failed write

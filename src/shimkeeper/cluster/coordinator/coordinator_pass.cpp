@@ -410,8 +410,8 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
     // The version this pass computed from is the patch's precondition (409 when stale): a term
     // that began before the last term's write landed (the old leader's request was abandoned
     // with its term, not stopped in the API server) would otherwise write the same conditions
-    // again with a later lastTransitionTime, one Shim event for every agent (seen at 1000
-    // agents), or older counts over newer ones. The watch brings the newer object, and the pass
+    // again with a later lastTransitionTime, one Shim event for every agent, or older counts
+    // over newer ones. The watch brings the newer object, and the pass
     // it wakes compares with that.
     // The view's version, not the copy's: this pass's own finalizer write moved it.
     const auto viewed = m_view->shims.find(name);

@@ -80,8 +80,8 @@ struct PassOutcome {
 };
 
 // How long one grant step creates slots before it lets the loop read the watches: its creates
-// are blocking, and on a loaded API server (measured at 1000 agents: up to 3 s a create) a batch
-// decided before a failure came would go on granting for seconds after it.
+// are blocking, and on a loaded API server (a create may take seconds) a batch decided before a
+// failure came would go on granting for seconds after it.
 inline constexpr std::chrono::milliseconds k_grant_batch_time{200};
 
 class CoordinatorPass {
@@ -93,7 +93,7 @@ public:
     PassOutcome run(ClusterView& view);
     // Only the last step of run(): the free slots granted to the nodes that ask. The coordinator
     // runs it as soon as a slot goes or a node asks, so neither a handoff nor a rollout's start
-    // waits for a whole pass (issue 23). `when` ends each grant's log line: " (at once: ...)".
+    // waits for a whole pass. `when` ends each grant's log line: " (at once: ...)".
     PassOutcome run_grants(ClusterView& view, const std::string& when);
 
 private:

@@ -19,7 +19,7 @@ util::Expected<RolloutPolicy> rollout_policy_of(const json& shim) {
     RolloutPolicy policy;
     const json::json_pointer where("/spec/rolloutStrategy");
     if (!shim.contains(where)) {
-        return policy; // recreate, as before rollouts existed
+        return policy; // recreate: every selected node at once
     }
     const json& strategy = shim.at(where);
     if (!strategy.is_object()) {

@@ -72,7 +72,7 @@ inline constexpr std::chrono::seconds k_progress_interval{5};
 
 // How far a rollout is, in steps: the selected nodes done with the generation (installed or
 // failed) in k_progress_steps parts, 0 .. k_progress_steps (from status.nodes).
-// Why steps and so few (issue 23): a write every k_progress_interval would reach every agent
+// Why steps and so few: a write every k_progress_interval would reach every agent
 // once per interval for as long as a rollout lasts, a cost that grows with its length as well as
 // the cluster. With one step between the start and the end, a Shim's rollout costs each agent
 // four Shim events (the edit, the generation observed, halfway, done) beside its own Node's three

@@ -5,7 +5,7 @@
 //
 // Without a watch (`shimkeeper apply`, `status`), `from_list` builds a board from one list, every
 // Lease stamped as seen now. Never from its renewTime: that is the writer's clock, and a host 20 s
-// ahead would judge a live slot expired (issue 22). Nothing on a node judges expiry anyway (a node
+// ahead would judge a live slot expired. Nothing on a node judges expiry anyway (a node
 // only creates absent slots; the coordinator frees expired ones by its own watch), so a listed
 // board's clocks only start running.
 #pragma once
@@ -35,8 +35,8 @@ public:
     void apply(const kubeapi::WatchEvent& event);
     bool synced() const { return m_synced; }
 
-    // Ordered by Lease name. A reference, not a copy: every watch event reads it, and a board of
-    // 50 slots copied per event was a tenth of a waiting agent's CPU at 200 agents.
+    // Ordered by Lease name. A reference, not a copy: every watch event reads it, and copying a
+    // board of tens of slots per event costs a waiting agent a sizeable share of its CPU.
     const std::vector<SlotSeen>& slots() const { return m_slots; }
     void set_listener(Listener listener) { m_listener = std::move(listener); }
     // How many watch events (added, modified, deleted, relisted) each Lease name has had: a

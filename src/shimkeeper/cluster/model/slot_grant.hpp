@@ -1,9 +1,9 @@
-// Slot grants (issue 23): the coordinator hands rollout slots out, so that no agent watches
+// Slot grants: the coordinator hands rollout slots out, so that no agent watches
 // objects about other nodes. A node that waits for a slot says so on its own Node (the request
 // annotation below, written with its report); the coordinator, which watches Nodes and Leases
 // anyway, creates the slot Lease `<shim>-slot-<i>` with that node as holder and labelled with it;
 // each agent watches only the Leases labelled with its own name and takes a granted slot by
-// writing it (a renewal at the version granted), from where everything is as before: renewals,
+// writing it (a renewal at the version granted), from where the slot is like any other: renewals,
 // the freshness gate, release, failure marking (slot_keeper.hpp, rollout_gate.hpp). A request is
 // served once: after the slot granted for it went, the coordinator grants nothing more for it (a
 // dead daemon would otherwise get every slot freed, each for a lease; a node between its release

@@ -92,7 +92,7 @@ std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots
                                               const RolloutTarget& target, const std::string& me);
 
 // The decision of node `me` for `target` over the slots it has seen (any Shim's; others are
-// ignored). Decision (issue 21): a node only ever creates an absent slot or writes its own; a
+// ignored). Decision: a node only ever creates an absent slot or writes its own; a
 // slot another node holds, even expired, released or failed for an older generation, is
 // reclaimed (deleted) by the coordinator, so no node's credential needs the right to write a
 // Lease that another node holds (deploy/'s policies refuse it). `start` spreads nodes over the
