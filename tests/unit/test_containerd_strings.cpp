@@ -118,6 +118,22 @@ TEST(ContainerdStrings, AdoptingAHandlerLeavesLookalikesInsideStringsAlone) {
     EXPECT_EQ(*removed, before);
 }
 
+TEST(ContainerdStrings, AdoptingAMultiLineValueThatHoldsAMarkerLineIsRefused) {
+    // Commenting out the statement would leave its marker-shaped line standing as a marker.
+    std::string before = "version = 2\n";
+    before += "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.spin]\n";
+    before += "  runtime_type = \"io.containerd.runc.v2\"\n";
+    before += "  note = '''\n";
+    before += sc::adopted_prefix("spin-v2");
+    before += "x = 1\n'''\n";
+    auto out = sc::edit_config_text(before, v2_target(), {spin_runtime(Adopt::yes)});
+    ASSERT_FALSE(out.has_value()) << *out;
+    EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
+    EXPECT_NE(out.error().message().find("config.toml:5:"), std::string::npos)
+        << out.error().message();
+    EXPECT_NE(out.error().message().find("adopt"), std::string::npos) << out.error().message();
+}
+
 TEST(ContainerdStrings, AnIndentedMarkerOutsideAnyStringIsStillRefused) {
     const std::string before =
         "version = 2\n" + k_cri_header + "  " + sc::end_marker("spin-v2") + "\n";

@@ -60,10 +60,33 @@ util::Expected<void> refuse_inline_parents(const std::vector<Statement>& stateme
 }
 
 // Finds user definitions of desired handlers: an error, or lines to adopt.
+// A line of a multi-line value that holds a marker cannot be commented out (the grammar in
+// managed_block.hpp leaves such a line as it is), and once the statement's first line is a
+// comment that line would stand at statement level as a marker: such an adoption is refused.
+util::Expected<void> refuse_adopting_marker_lines(const AdoptedLines& adopted,
+                                                  const std::vector<std::string>& lines,
+                                                  const EditTarget& target) {
+    const std::vector<bool> inside_value = continuation_lines(lines, target.masking);
+    for (const auto& [line, shim] : adopted) {
+        if (line < lines.size() && inside_value[line] && holds_marker(lines[line])) {
+            return util::fail(ErrorCode::conflict,
+                              at_line(target.label, line) +
+                                  ": this line of a multi-line value in the definition that shim " +
+                                  shim +
+                                  " adopts looks like one of shimkeeper's marker comments; "
+                                  "shimkeeper cannot comment it out without changing what it "
+                                  "means: change that value by hand, or remove adopt = true");
+        }
+    }
+    return {};
+}
+
 util::Expected<AdoptedLines> find_user_handlers(const std::vector<Statement>& statements,
                                                 const std::vector<ManagedBlock>& blocks,
-                                                std::size_t line_count, const EditTarget& target,
+                                                const std::vector<std::string>& lines,
+                                                const EditTarget& target,
                                                 const std::vector<DesiredRuntime>& desired) {
+    const std::size_t line_count = lines.size();
     AdoptedLines adopted;
     for (std::size_t s = 0; s < statements.size(); ++s) {
         const Statement& st = statements[s];
@@ -107,6 +130,7 @@ util::Expected<AdoptedLines> find_user_handlers(const std::vector<Statement>& st
             }
         }
     }
+    TRY(refuse_adopting_marker_lines(adopted, lines, target));
     return adopted;
 }
 
@@ -216,7 +240,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
         TRY(refuse_inline_parents(statements, blocks, target));
     }
     const AdoptedLines adopted =
-        TRY(find_user_handlers(statements, blocks, lines.size(), target, desired));
+        TRY(find_user_handlers(statements, blocks, lines, target, desired));
 
     const toml::table& defaults = target.root_config != nullptr ? *target.root_config : tree;
     const std::string eol = dominant_line_ending(lines);
