@@ -11,13 +11,17 @@
 #   - runtime-class-manager style: `runtimeClass.handler`, `platforms[]` with `os: linux` and
 #     x86_64/aarch64 names, `containerdRuntimeOptions` strings written into containerd's TOML as
 #     a boolean and a number, rolloutStrategy recreate: installed, labelled;
+#   - runtime-class-manager's own samples (tests/fixtures/rcm/) in their shipped field layout,
+#     no fetchStrategy.type: applied with only apiVersion and the artifacts changed, both
+#     installed, labelled, listed by CRI, with their RuntimeClasses;
 #   - an artifact whose file names do not say the runtime type: the node reports `failed` with a
-#     reason naming the archive's entries, no label, and the other two stay installed.
+#     reason naming the archive's entries, no label, and the others stay installed.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/rcm_samples.sh"
 kube_require_peers
 node_reexec_in_namespace "$@"
 pass() { echo "ok: $*"; }
@@ -41,8 +45,16 @@ artifact() {
 artifact comet containerd-shim-comet-v1
 artifact lunar bin/containerd-shim-lunar-v2
 artifact mute bin/mute-shim
+# The files runtime-class-manager's samples name, each holding its shim at the archive's root
+# as the real releases do; both architectures, so the node's own entry exists on either.
+for file in $(rcm_sample_files sample_shim_spin.yaml); do
+    artifact "${file%.tar.gz}" containerd-shim-spin-v2
+done
+for file in $(rcm_sample_files sample_shim_wasmtime.yaml); do
+    artifact "${file%.tar.gz}" containerd-shim-wasmtime-v1
+done
 
-kube_create_node node-a wasm=true
+kube_create_node node-a wasm=true spin=true wasmtime=true
 coordinator_start coord-1
 bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/a" node-a \
     "$(kube_node_token_kubeconfig node-a)" >"$T/a.out" 2>&1 &
@@ -176,6 +188,28 @@ kube_wait_for 60 status_says lunar-v2 handler lunar || fail "Shim lunar-v2's sta
 on_a node_cri_has_handler comet || fail "installing lunar lost comet"
 pass "runtime-class-manager style: installed, labelled, options typed (LunarDebug = true, LunarThreads = 4)"
 
+echo "--- runtime-class-manager's samples as shipped: platforms and no fetchStrategy.type"
+for sample in sample_shim_spin.yaml sample_shim_wasmtime.yaml; do
+    out=$(rcm_sample "$sample" "$SERVER_URL" "$T/artifacts" | kube_admin apply -f - 2>&1) ||
+        fail "$sample was refused: $out"
+done
+wait_state spin-v2 installed@1
+wait_state wasmtime-v1 installed@1
+for pair in spin-v2:spin-v2:wasmtime-spin-v2 wasmtime-v1:wasmtime:wasmtime-v1; do
+    IFS=: read -r shim handler class <<<"$pair"
+    kube_wait_for 60 labelled "$shim" || fail "node-a never got the $shim label: $(agent_log)"
+    on_a node_cri_has_handler "$handler" || fail "node-a is labelled but CRI does not list $handler"
+    kube_wait_for 60 test "$(rc_of "$class")" = "$handler" ||
+        fail "RuntimeClass $class: handler '$(rc_of "$class")'"
+done
+# shimkeeper's block for spin-v2 in containerd's config (between its begin and end markers).
+spin_block=$(awk '/^# shimkeeper:begin shim=spin-v2 /, /^# shimkeeper:end shim=spin-v2$/' <<<"$(config_text)")
+grep -qE '^\s*SystemdCgroup = true$' <<<"$spin_block" ||
+    fail "the spin sample's SystemdCgroup is not the boolean true in its block: $spin_block"
+on_a node_cri_has_handler comet && on_a node_cri_has_handler lunar ||
+    fail "installing the samples took another handler off CRI"
+pass "runtime-class-manager's spin and wasmtime samples: installed, labelled, RuntimeClasses wasmtime-spin-v2 and wasmtime-v1"
+
 echo "--- an artifact whose names do not say the runtime type"
 cat <<YAML | kube_admin apply -f - >/dev/null
 apiVersion: containerd.x-k8s.io/v1alpha1
@@ -202,7 +236,8 @@ for part in "no executable in the artifact is named containerd-shim-<name>-v<N>"
 done
 [[ -z "$(label mute)" ]] || fail "node-a is labelled for mute although it failed"
 on_a node_cri_lacks_handler mute || fail "CRI lists the failed handler mute"
-labelled comet-v1 && labelled lunar-v2 || fail "a failed Shim took another's label"
+labelled comet-v1 && labelled lunar-v2 && labelled spin-v2 && labelled wasmtime-v1 ||
+    fail "a failed Shim took another's label"
 on_a node_cri_has_handler comet && on_a node_cri_has_handler lunar ||
     fail "a failed Shim took another handler off CRI"
 pass "mute: failed on node-a naming the archive's entries ($reason)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 24: the Shim CRD of deploy/ takes the spellings of the shim lifecycle operator proposal
 # and of runtime-class-manager beside shimkeeper's own (runtimeclass, runtimeClass.handler,
-# containerdRuntimeOptions, platforms[].os, no runtimeType), refuses at admission every conflict
+# containerdRuntimeOptions, platforms[].os, no runtimeType, no fetchStrategy.type: its two samples
+# from tests/fixtures/rcm/ apply as shipped but for apiVersion and artifacts), refuses at admission every conflict
 # between two spellings and every os but linux, names the field a missing sha256 is missing
 # from, describes every field (kubectl explain), and fills the printer columns from the status in
 # one spelling for both styles.
@@ -11,6 +12,27 @@ kube_require_peers
 kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
 
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/shim_admission.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/rcm_samples.sh"
+
+# runtime-class-manager's samples in their shipped field layout (no fetchStrategy.type, the
+# field being deprecated there), only apiVersion and the artifacts changed.
+for sample in sample_shim_spin.yaml sample_shim_wasmtime.yaml; do
+    out=$(rcm_sample "$sample" http://127.0.0.1:9 | kube_admin apply -f - 2>&1) ||
+        { echo "FAIL: $sample was refused: $out" >&2; exit 1; }
+    echo "ok: $sample applies as shipped: $out"
+done
+for name in spin-v2 wasmtime-v1; do
+    stored=$(kube_admin get shim "$name" -o jsonpath='{.spec.fetchStrategy.platforms[*].arch}')
+    [[ $stored == "aarch64 x86_64" ]] || { echo "FAIL: $name stored platforms '$stored'" >&2; exit 1; }
+done
+kube_admin delete shim spin-v2 wasmtime-v1 >/dev/null
+# The wasmtime sample as shipped has no sha256: refused for that alone, not for its missing type.
+out=$(rcm_sample sample_shim_wasmtime.yaml http://127.0.0.1:9 | grep -v 'sha256:' |
+    kube_admin apply -f - 2>&1) && { echo "FAIL: a sample without sha256 was accepted" >&2; exit 1; }
+grep -qF "spec.fetchStrategy.platforms[].sha256 is missing" <<<"$out" &&
+    ! grep -qE "fetchStrategy.type|evaluating rule" <<<"$out" ||
+    { echo "FAIL: the wasmtime sample without sha256 was refused with: $out" >&2; exit 1; }
+echo "ok: the wasmtime sample without sha256 is refused for the sha256 only: $out"
 
 # Every spelling on its own.
 accepted proposal "$good_fetch

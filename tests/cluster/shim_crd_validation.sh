@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 7: the Shim CRD of deploy/ refuses at admission what a node would refuse later, with a
 # message `kubectl apply` shows, and creates nothing; it accepts good objects in both spellings
-# of anonymousHttp, and `kubectl get shims` shows the printer columns with status filled in.
+# of anonymousHttp and without fetchStrategy.type (the source says it; a written type must
+# agree), and `kubectl get shims` shows the printer columns with status filled in.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 kube_require_peers
@@ -50,7 +51,7 @@ refused both-sources "exactly one of anonHttp" "fetchStrategy:
   type: anonymousHttp
   anonHttp: {location: $k_url, sha256: $k_sha}
   platforms: [{arch: amd64, location: $k_url, sha256: $k_sha}]"
-refused no-source "exactly one of anonHttp" "allowUnverified: true
+refused no-source "spec.fetchStrategy has no source: give anonHttp" "allowUnverified: true
 fetchStrategy: {type: anonymousHttp}"
 refused duplicate-arch "Duplicate value" "fetchStrategy:
   type: anonymousHttp
@@ -79,19 +80,51 @@ refused oci-upper-repo "$k_ref_msg" "fetchStrategy:
 refused oci-bad-path "path must name a file inside the image" "fetchStrategy:
   type: oci
   oci: {reference: '$k_ref', path: usr/../etc/shadow}"
-refused oci-with-anon "type oci takes oci" "fetchStrategy:
+refused oci-with-anon "spec.fetchStrategy.type is \"oci\" but spec.fetchStrategy.anonHttp is an anonymousHttp source: they must agree" "fetchStrategy:
   type: oci
   anonHttp: {location: $k_url, sha256: $k_sha}"
-refused oci-platform-location "type oci takes oci" "fetchStrategy:
+refused oci-platform-location "spec.fetchStrategy.platforms entries follow the type" "fetchStrategy:
   type: oci
   platforms: [{arch: amd64, location: $k_url, sha256: $k_sha}]"
-refused anon-with-reference "type oci takes oci" "fetchStrategy:
+refused anon-with-reference "spec.fetchStrategy.platforms entries follow the type" "fetchStrategy:
   type: anonymousHttp
   platforms: [{arch: amd64, reference: '$k_ref'}]"
 refused oci-both "exactly one of anonHttp or oci" "fetchStrategy:
   type: oci
   oci: {reference: '$k_ref'}
   platforms: [{arch: amd64, reference: '$k_ref'}]"
+# fetchStrategy.type is optional (runtime-class-manager deprecated it): anonHttp and platforms
+# mean anonymousHttp, oci means oci; a written type must agree, and no source is still refused.
+accepted no-type-anon-http "fetchStrategy:
+  anonHttp: {location: $k_url, sha256: $k_sha}"
+accepted no-type-platforms "fetchStrategy:
+  platforms:
+    - {os: linux, arch: x86_64, location: $k_url, sha256: $k_sha}
+    - {os: linux, arch: aarch64, location: $k_url, sha256: $k_sha}"
+accepted no-type-oci "fetchStrategy:
+  oci: {reference: '$k_ref', path: containerd-shim-demo-v2}"
+refused no-type-anon-with-oci "spec.fetchStrategy.type is \"anonymousHttp\" but spec.fetchStrategy.oci is an oci source: they must agree (or leave type out: the source says it)" \
+    "fetchStrategy:
+  type: anonymousHttp
+  oci: {reference: '$k_ref'}"
+refused proposal-type-with-oci "spec.fetchStrategy.type is \"annonymousHttp\" but spec.fetchStrategy.oci is an oci source" \
+    "fetchStrategy:
+  type: annonymousHttp
+  oci: {reference: '$k_ref'}"
+refused no-type-no-source "spec.fetchStrategy has no source: give anonHttp (one URL for every node), oci (one OCI reference for every node) or platforms (one per architecture)" \
+    "fetchStrategy: {}"
+refused no-type-platform-reference "write type: oci for entries with reference" "fetchStrategy:
+  platforms: [{arch: amd64, reference: '$k_ref'}]"
+refused no-type-missing-platform-sha "spec.fetchStrategy.platforms[].sha256 is missing" "fetchStrategy:
+  platforms:
+    - {arch: amd64, location: $k_url, sha256: $k_sha}
+    - {arch: arm64, location: $k_url}"
+stored_type=$(kube_admin get shim no-type-platforms -o jsonpath='{.spec.fetchStrategy.type}')
+[[ -z $stored_type ]] || {
+    echo "FAIL: the API server stored type \"$stored_type\" for a Shim that gave none" >&2
+    exit 1
+}
+echo "ok: a Shim without fetchStrategy.type is stored without one"
 accepted oci-image "fetchStrategy:
   type: oci
   oci: {reference: '$k_ref', path: /usr/bin/containerd-shim-demo-v2}"

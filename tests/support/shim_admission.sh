@@ -1,7 +1,8 @@
 # Admission tests of the Shim CRD against the test bed (source after kube_up):
 #   shim_yaml NAME SPEC-LINES              a Shim whose spec is SPEC-LINES (YAML, indented under
 #                                          spec), after `runtimeType: $SHIM_RUNTIME_TYPE` when set
-#   refused NAME EXPECTED-MESSAGE SPEC-LINES   apply must fail, name the problem, create nothing
+#   refused NAME EXPECTED-MESSAGE SPEC-LINES   apply must fail, name the problem, create nothing,
+#                                              every rule evaluated
 #   accepted NAME SPEC-LINES                   apply must succeed and the object exist
 #   good_fetch, k_sha, k_url               a well-formed fetchStrategy and its parts
 k_sha=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
@@ -26,6 +27,11 @@ refused() {
     fi
     if ! grep -qF -- "$expected" <<<"$out"; then
         echo "FAIL: $name was refused without saying \"$expected\"; kubectl said: $out" >&2
+        exit 1
+    fi
+    # A rule that fails to evaluate (a field it reads without has()) still prints its message.
+    if grep -qF "evaluating rule" <<<"$out"; then
+        echo "FAIL: $name was refused by a rule that could not be evaluated: $out" >&2
         exit 1
     fi
     if kube_admin get shim "$name" >/dev/null 2>&1; then

@@ -96,7 +96,7 @@ TEST(ClusterShimObject, EveryBadFieldIsNamedWithTheObject) {
         {[](json& s) { s["spec"]["fetchStrategy"]["anonHttp"]["location"] = "ftp://x/y"; },
          "spec.fetchStrategy.anonHttp.location"},
         {[](json& s) { s["spec"]["fetchStrategy"]["platforms"] = json::array(); },
-         "exactly one of anonHttp and platforms"},
+         "spec.fetchStrategy gives anonHttp and platforms: it needs exactly one of"},
         {[](json& s) { s["spec"]["fetchStrategy"]["type"] = "s3"; }, "spec.fetchStrategy.type"},
         {[](json& s) { s["spec"]["options"]["X"] = nullptr; }, "spec.options.X"},
         {[](json& s) { s["spec"]["runtimeClass"]["name"] = "A_B"; }, "spec.runtimeClass.name"},
@@ -132,7 +132,8 @@ TEST(ClusterShimObject, AnOciStrategyIsTheSameSpecAsTomlOci) {
     shim["spec"]["fetchStrategy"]["oci"]["path"] = "a/../b";
     EXPECT_NE(error_of(shim).find("spec.fetchStrategy.oci.path"), std::string::npos);
     shim["spec"]["fetchStrategy"]["anonHttp"] = {{"location", "https://e.org/x"}};
-    EXPECT_NE(error_of(shim).find("with type oci needs exactly one of oci and platforms"),
+    EXPECT_NE(error_of(shim).find("spec.fetchStrategy gives anonHttp and oci: it needs exactly "
+                                  "one of"),
               std::string::npos);
 }
 

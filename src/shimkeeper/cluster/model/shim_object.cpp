@@ -1,10 +1,13 @@
 #include "shimkeeper/cluster/model/shim_object.hpp"
 
+#include "shimkeeper/cluster/model/fetch_type.hpp"
+
 #include "shimkeeper/spec/architecture.hpp"
 #include "shimkeeper/spec/grammar.hpp"
 #include "shimkeeper/spec/oci_reference.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -21,6 +24,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* k_control_plane_label = "node-role.kubernetes.io/control-plane";
+constexpr std::array<const char*, 2> k_http_entry_fields = {"location", "sha256"};
+constexpr std::array<const char*, 2> k_oci_entry_fields = {"reference", "path"};
 
 // Field access that names the object and the field in every error.
 class ObjectReader {
@@ -261,24 +266,11 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
     if (strategy == spec.end() || !strategy->is_object()) {
         return reader.bad("spec.fetchStrategy", "is required");
     }
-    const std::string type = TRY(reader.required(*strategy, "type", "spec.fetchStrategy.type"));
-    // The proposal behind the CRD spells it both ways.
-    const bool oci = type == "oci";
-    if (type != "anonymousHttp" && type != "annonymousHttp" && !oci) {
-        return reader.bad("spec.fetchStrategy.type",
-                          "is \"" + type + "\"; this node knows anonymousHttp and oci");
-    }
-    const char* single_key = oci ? "oci" : "anonHttp";
-    const bool single = strategy->contains(single_key);
-    const bool platforms = strategy->contains("platforms");
-    if (single == platforms || strategy->contains(oci ? "anonHttp" : "oci")) {
-        return reader.bad("spec.fetchStrategy", std::string("with type ") + type +
-                                                    " needs exactly one of " + single_key +
-                                                    " and platforms");
-    }
-    if (single) {
-        return source_of((*strategy)[single_key], allow_unverified, reader,
-                         "spec.fetchStrategy." + std::string(single_key), oci);
+    const FetchStrategyForm form = TRY(fetch_strategy_form(*strategy, reader.object()));
+    const bool oci = form.type == FetchType::oci;
+    if (form.source != "platforms") {
+        return source_of((*strategy)[form.source], allow_unverified, reader,
+                         "spec.fetchStrategy." + form.source, oci);
     }
     const json& list = (*strategy)["platforms"];
     if (!list.is_array()) {
@@ -299,6 +291,15 @@ util::Expected<spec::FetchSource> fetch_of(const json& spec, bool allow_unverifi
         }
         if (!seen.insert(entry_arch).second) {
             return reader.bad(field + ".arch", "names " + entry_arch + " a second time");
+        }
+        // The fields of the other type's entries, as the CRD refuses them.
+        for (const char* other : oci ? k_http_entry_fields : k_oci_entry_fields) {
+            if (list[i].is_object() && list[i].contains(other)) {
+                return reader.bad(field + "." + other,
+                                  std::string("belongs to ") + (oci ? "anonymousHttp" : "oci") +
+                                      " entries, but " + form.reason +
+                                      (oci ? "" : " (write type: oci for reference and path)"));
+            }
         }
         auto source = TRY(source_of(list[i], allow_unverified, reader, field, oci));
         if (entry_arch == arch) {
