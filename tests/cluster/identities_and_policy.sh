@@ -611,11 +611,16 @@ holders_of_hard() {
         jq -r '[.items[] | select(.metadata.annotations["shim.containerd.x-k8s.io/shim"] == "hard")
                 | .spec.holderIdentity] | sort | join(" ")'
 }
-# maxUpdate 1: one slot, granted to the asking nodes in name order. node-a asks first, so
-# node-b holding it shows that node-a's request never counted.
+# maxUpdate 1: one slot, granted to the asking nodes in name order. node-a asks first; the
+# coordinator's log names every grant (a grant to node-a, never taken, would be freed after a
+# lease and go to node-b all the same).
 ask_for_hard node-a-bound node-a
 ask_for_hard node-b-bound node-b
 wait_eq 30 node-b holders_of_hard
+! grep -E 'granted rollout slot hard-slot-[0-9]+ .* to node node-a' "$KUBE_DIR/coord-node-c.err" ||
+    fail "the coordinator granted node-a a slot of Shim hard"
+grep -qE 'granted rollout slot hard-slot-0 of Shim/hard generation [0-9]+ to node node-b' \
+    "$KUBE_DIR/coord-node-c.err" || fail "the coordinator's log names no grant to node-b"
 pass "node-a's request for Shim hard gets no slot; node-b's (pool b) does"
 
 # Whether the coordinator ever halted Shim hard: its Warning Event RolloutHalted stays.
