@@ -30,12 +30,12 @@ rc=$(kube_admin get runtimeclass wasm-spin -o json)
 python3 - "$rc" <<'PY' || fail "RuntimeClass wasm-spin: $rc"
 import json, sys
 rc = json.loads(sys.argv[1])
-assert rc["scheduling"]["nodeSelector"] == {"shim.containerd.x-k8s.io/spin": "spin"}, rc
+assert rc["scheduling"]["nodeSelector"] == {"shim.containerd.x-k8s.io/spin": "spin", "wasm": "true"}, rc
 assert rc["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "shimkeeper", rc
 assert rc["metadata"]["annotations"]["containerd.x-k8s.io/shim"] == "spin", rc
 assert rc["metadata"]["ownerReferences"][0]["kind"] == "Shim", rc
 PY
-pass "finalizer and RuntimeClass wasm-spin (handler spin, nodeSelector on the installed label)"
+pass "finalizer and RuntimeClass wasm-spin (handler spin, nodeSelector on the installed label and the Shim's)"
 wait_eq 30 "2 0 0 2" shim_get spin '.status.nodes.selected} {.status.nodes.installed} {.status.nodes.failed} {.status.nodes.updating'
 wait_eq 10 "False Installing" shim_get spin '.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason'
 [[ $(shim_condition spin Progressing status) == True ]] || fail "Progressing is not True"
@@ -120,8 +120,9 @@ wait_eq 30 "4 4 0 0 True" shim_get steps "$counts"'} {.status.conditions[?(@.typ
 pass "1 of 4 and 3 of 4 not written; 2 of 4 and 4 of 4 written"
 
 echo "--- the RuntimeClass changed or deleted by hand is put back"
-kube_admin patch runtimeclass wasm-spin --type merge -p '{"scheduling":{"nodeSelector":{"wasm":"true"}}}' >/dev/null
-wait_eq 30 '{"shim.containerd.x-k8s.io/spin":"spin"}' kube_admin get runtimeclass wasm-spin -o jsonpath='{.scheduling.nodeSelector}'
+kube_admin patch runtimeclass wasm-spin --type merge \
+    -p '{"scheduling":{"nodeSelector":{"shim.containerd.x-k8s.io/spin":null,"wasm":"false"}}}' >/dev/null
+wait_eq 30 '{"shim.containerd.x-k8s.io/spin":"spin","wasm":"true"}' kube_admin get runtimeclass wasm-spin -o jsonpath='{.scheduling.nodeSelector}'
 kube_admin delete runtimeclass wasm-spin >/dev/null
 wait_eq 30 spin kube_admin get runtimeclass wasm-spin -o jsonpath='{.handler}'
 pass "patched back, and recreated"

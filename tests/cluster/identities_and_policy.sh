@@ -7,18 +7,17 @@
 # shimkeeper-node for node-a and again as node-a's kubelet-style identity (system:node:node-a), and
 # must be refused: a 403 whose message says who refused it (RBAC, the Node authorizer,
 # NodeRestriction or our policy), with the object unchanged afterwards. Then what each identity must
-# still do succeeds. One control plane, no agents: only the API server decides here.
+# still do succeeds. One control plane, no agents: only the API server decides here, until the last
+# part, where a coordinator runs and a node labels itself ready for a Shim that does not select it
+# (with a token bound to node-a and with node-a's kubelet-style client certificate): the
+# RuntimeClass must not select it, and neither its slot requests nor its failures may count for
+# that Shim.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh" # pass, fail, coord_*
 kube_require_peers
 command -v jq >/dev/null || kube_skip "jq is not installed"
 kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
-
-pass() { echo "ok: $*"; }
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 
 # state OBJECT: OBJECT ([NAMESPACE/]RESOURCE/NAME) as the admin sees it: its resourceVersion,
 # or "absent" ("-": no object, for a read). A refused write must leave it as it was.
@@ -141,6 +140,21 @@ kind: RuntimeClass
 metadata: {name: $1, labels: $labels}
 handler: demo
 YAML
+}
+
+# managed_rc NAME [JQ-FILTER]: a RuntimeClass shaped as the coordinator makes one for Shim demo
+# (handler demo), as JSON, changed by JQ-FILTER.
+managed_rc() {
+    jq -n --arg name "$1" '{
+        apiVersion: "node.k8s.io/v1", kind: "RuntimeClass",
+        metadata: {name: $name, labels: {"app.kubernetes.io/managed-by": "shimkeeper"},
+                   annotations: {"containerd.x-k8s.io/shim": "demo"},
+                   ownerReferences: [{apiVersion: "containerd.x-k8s.io/v1alpha1", kind: "Shim",
+                                      name: "demo", uid: "00000000-0000-0000-0000-00000000d3e0",
+                                      controller: true}]},
+        handler: "demo",
+        scheduling: {nodeSelector: {"shim.containerd.x-k8s.io/demo": "demo", wasm: "true"}}
+    } | '"${2:-.}"
 }
 
 k_shim_label=shim.containerd.x-k8s.io/x
@@ -376,6 +390,31 @@ refused coordinator "create a RuntimeClass without the marker label" runtimeclas
 refused coordinator "create a RuntimeClass with another manager's label" runtimeclass/unmarked \
     "may create or keep a RuntimeClass only with the label" \
     create -f <(runtime_class unmarked '{app.kubernetes.io/managed-by: helm}')
+# A RuntimeClass of its own is still shaped as a Shim's: it cannot steer tenant pods elsewhere.
+refused coordinator "create a marked RuntimeClass without the annotation naming its Shim" \
+    runtimeclass/steer "only with the annotation containerd.x-k8s.io/shim" \
+    create -f <(managed_rc steer 'del(.metadata.annotations)')
+refused coordinator "create a marked RuntimeClass with tolerations" runtimeclass/steer \
+    "may not give a RuntimeClass scheduling.tolerations" \
+    create -f <(managed_rc steer '.scheduling.tolerations = [{operator: "Exists"}]')
+refused coordinator "create a marked RuntimeClass owned by a Node" runtimeclass/steer \
+    "no owner but its Shim" create -f <(managed_rc steer \
+    '.metadata.ownerReferences[0] |= (.apiVersion = "v1" | .kind = "Node" | .name = "node-a")')
+refused coordinator "create a marked RuntimeClass owned by another Shim" runtimeclass/steer \
+    "no owner but its Shim" create -f <(managed_rc steer '.metadata.ownerReferences[0].name = "other"')
+refused coordinator "create a marked RuntimeClass with two owners" runtimeclass/steer \
+    "no owner but its Shim" \
+    create -f <(managed_rc steer '.metadata.ownerReferences += [.metadata.ownerReferences[0] |
+        (.name = "demo2" | .uid = "00000000-0000-0000-0000-00000000d3e2" | del(.controller))]')
+refused coordinator "create a marked RuntimeClass that ignores its Shim's readiness label" \
+    runtimeclass/steer "scheduling.nodeSelector holds shim.containerd.x-k8s.io/demo=demo" \
+    create -f <(managed_rc steer '.scheduling.nodeSelector = {wasm: "true"}')
+refused coordinator "create a marked RuntimeClass selecting another handler's readiness" \
+    runtimeclass/steer "scheduling.nodeSelector holds shim.containerd.x-k8s.io/demo=demo" \
+    create -f <(managed_rc steer '.scheduling.nodeSelector["shim.containerd.x-k8s.io/demo"] = "runc"')
+refused coordinator "create a marked RuntimeClass with an overhead" runtimeclass/steer \
+    "may not give a RuntimeClass an overhead" \
+    create -f <(managed_rc steer '.overhead = {podFixed: {memory: "1Gi"}}')
 refused coordinator "read Secrets" - \
     "cannot list resource \"secrets\"" get secrets -n shimkeeper-system
 refused coordinator "read a Secret by name" - \
@@ -419,12 +458,22 @@ allowed coordinator "write a Shim's status" patch shim demo --subresource status
     -p '{"status": {"observedGeneration": 1, "nodes": {"selected": 2}}}'
 [[ $(kube_admin get shim demo -o jsonpath='{.status.nodes.selected}') == 2 ]] ||
     fail "the coordinator's status write did not land"
-allowed coordinator "create a marked RuntimeClass" create -f <(runtime_class shimkeeper-demo "$k_marker")
+allowed coordinator "create a marked RuntimeClass for Shim demo" create -f <(managed_rc shimkeeper-demo)
 allowed coordinator "patch a marked RuntimeClass" patch runtimeclass shimkeeper-demo --type merge \
-    -p '{"scheduling": {"nodeSelector": {"shim.containerd.x-k8s.io/demo": "true"}}}'
+    -p '{"scheduling": {"nodeSelector": {"wasm": "yes"}}}'
 refused coordinator "remove the marker label from its RuntimeClass" runtimeclass/shimkeeper-demo \
     "may create or keep a RuntimeClass only with the label" \
     label runtimeclass shimkeeper-demo app.kubernetes.io/managed-by-
+refused coordinator "add tolerations to its RuntimeClass" runtimeclass/shimkeeper-demo \
+    "may not give a RuntimeClass scheduling.tolerations" patch runtimeclass shimkeeper-demo \
+    --type merge -p '{"scheduling": {"tolerations": [{"operator": "Exists"}]}}'
+refused coordinator "drop the readiness label from its RuntimeClass" runtimeclass/shimkeeper-demo \
+    "scheduling.nodeSelector holds shim.containerd.x-k8s.io/demo=demo" patch runtimeclass \
+    shimkeeper-demo --type merge -p '{"scheduling": {"nodeSelector": {"shim.containerd.x-k8s.io/demo": null}}}'
+refused coordinator "hand its RuntimeClass to a Node as owner" runtimeclass/shimkeeper-demo \
+    "no owner but its Shim" patch runtimeclass shimkeeper-demo --type merge -p \
+    '{"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-a",
+      "uid": "00000000-0000-0000-0000-000000000001"}]}}'
 allowed coordinator "delete a marked RuntimeClass" delete runtimeclass shimkeeper-demo
 allowed coordinator "create its election Lease (held by node-a, a control-plane machine's name)" \
     create -f <(lease shimkeeper-coordinator node-a)
@@ -471,3 +520,128 @@ pass "coordinator: classified by FlowSchema shimkeeper (workload-high)"
     $(uid_of shimkeeper-coordinator-election) ]] ||
     fail "the coordinator's Lease request was not classified by shimkeeper-coordinator-election"
 pass "coordinator: its election Lease by FlowSchema shimkeeper-coordinator-election (leader-election)"
+
+echo "--- a node labels itself ready for a Shim that does not select it (a coordinator runs)"
+# Shim hard is meant for pool b. node-a is not in it, yet its credential may write the readiness
+# label shim.containerd.x-k8s.io/hard on its own Node: the RuntimeClass must still not select it.
+kube_node_cert_kubeconfig node-a >/dev/null
+kube_admin label node node-b pool=b >/dev/null
+kube_shim_yaml hard https://artifacts.example.org/hard.tar.gz \
+    0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef \
+    '  nodeSelector: {pool: b}
+  rolloutStrategy: {type: rolling, rolling: {maxUpdate: 1}}' | kube_admin apply -f - >/dev/null
+kube_admin -n shimkeeper-system delete lease shimkeeper-coordinator --ignore-not-found >/dev/null
+coord_lead node-c
+hard_uid=$(kube_admin get shim hard -o jsonpath='{.metadata.uid}')
+hard_generation=$(kube_admin get shim hard -o jsonpath='{.metadata.generation}')
+rc_selector() { kube_admin get runtimeclass hard -o jsonpath='{.scheduling.nodeSelector}'; }
+wait_eq 60 hard kube_admin get runtimeclass hard -o jsonpath='{.handler}'
+# rc_selects NODE: the RuntimeClass's nodeSelector matches NODE's labels as the admin reads them.
+rc_selects() {
+    jq -e --argjson labels "$(kube_admin get node "$1" -o jsonpath='{.metadata.labels}')" \
+        'to_entries | all(.key as $k | .value == $labels[$k])' <<<"$(rc_selector)" >/dev/null
+}
+wait_eq 30 "False SelfAssignableLabels" shim_get hard \
+    '.status.conditions[?(@.type=="PoolConfined")].status} {.status.conditions[?(@.type=="PoolConfined")].reason'
+pass "Shim hard says PoolConfined=False: $(shim_condition hard PoolConfined message)"
+
+for who in node-a-bound node-a-cert; do
+    allowed "$who" "label its own Node ready for Shim hard" label --overwrite node node-a \
+        shim.containerd.x-k8s.io/hard=hard
+    [[ $(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/hard}') == hard ]] ||
+        fail "$who: node-a's readiness label did not land"
+    ! rc_selects node-a || fail "$who: RuntimeClass hard ($(rc_selector)) selects node-a"
+    pass "$who: RuntimeClass hard does not select node-a, labelled ready by itself"
+    kube_admin label node node-a shim.containerd.x-k8s.io/hard- >/dev/null
+done
+# The check itself: a node of pool b that says it is ready is selected.
+kube_admin label node node-b shim.containerd.x-k8s.io/hard=hard >/dev/null
+rc_selects node-b || fail "RuntimeClass hard ($(rc_selector)) does not select node-b, ready in pool b"
+pass "RuntimeClass hard selects node-b (pool b, ready)"
+[[ $(rc_selector) == '{"pool":"b","shim.containerd.x-k8s.io/hard":"hard"}' ]] ||
+    fail "RuntimeClass hard selects on $(rc_selector)"
+pass "RuntimeClass hard selects on Shim hard's nodeSelector and its readiness label: $(rc_selector)"
+
+echo "--- a pool is confined only by a node-restriction.kubernetes.io/ label, which no node sets"
+# pool=b is a label node-a's kubelet credential may set on itself (NodeRestriction allows any
+# key outside kubernetes.io and k8s.io): it then joins pool b, which PoolConfined=False warned of.
+allowed node-a-cert "label its own Node pool=b (NodeRestriction allows it)" label node node-a pool=b
+refused node-a-cert "label its own Node node-restriction.kubernetes.io/pool=b" node/node-a \
+    "is not allowed to modify labels: node-restriction.kubernetes.io/pool" \
+    label node node-a node-restriction.kubernetes.io/pool=b
+refused node-a-bound "label its own Node node-restriction.kubernetes.io/pool=b" node/node-a \
+    "may change only the labels under shim.containerd.x-k8s.io/" \
+    label node node-a node-restriction.kubernetes.io/pool=b
+kube_admin label node node-b node-restriction.kubernetes.io/pool=b >/dev/null
+kube_shim_yaml hard https://artifacts.example.org/hard.tar.gz \
+    0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef \
+    '  nodeSelector: {pool: b, node-restriction.kubernetes.io/pool: b}
+  rolloutStrategy: {type: rolling, rolling: {maxUpdate: 1}}' | kube_admin apply -f - >/dev/null
+wait_eq 60 '{"node-restriction.kubernetes.io/pool":"b","pool":"b","shim.containerd.x-k8s.io/hard":"hard"}' rc_selector
+wait_eq 30 "True NodeRestrictionLabel" shim_get hard \
+    '.status.conditions[?(@.type=="PoolConfined")].status} {.status.conditions[?(@.type=="PoolConfined")].reason'
+allowed node-a-cert "label its own Node ready for Shim hard" label --overwrite node node-a \
+    shim.containerd.x-k8s.io/hard=hard
+! rc_selects node-a || fail "RuntimeClass hard ($(rc_selector)) selects node-a, in pool=b by itself"
+rc_selects node-b || fail "RuntimeClass hard ($(rc_selector)) does not select node-b"
+pass "confined: node-a (pool=b and ready by itself) is not selected, node-b (labelled by the admin) is"
+kube_admin label node node-a pool- shim.containerd.x-k8s.io/hard- >/dev/null
+hard_generation=$(kube_admin get shim hard -o jsonpath='{.metadata.generation}')
+
+echo "--- a node's slot request and failure count only for a Shim that selects it"
+# slot_lease NAME HOLDER [FAILED]: a slot Lease of Shim hard's current generation held by HOLDER.
+slot_lease() {
+    jq -n --arg name "$1" --arg holder "$2" --arg uid "$hard_uid" --arg gen "$hard_generation" \
+        --arg failed "${3:-}" '{
+        apiVersion: "coordination.k8s.io/v1", kind: "Lease",
+        metadata: {name: $name, namespace: "shimkeeper-system",
+                   annotations: ({"shim.containerd.x-k8s.io/shim": "hard",
+                                  "shim.containerd.x-k8s.io/uid": $uid,
+                                  "shim.containerd.x-k8s.io/generation": $gen} +
+                                 (if $failed == "" then {} else
+                                  {"shim.containerd.x-k8s.io/failed": $failed} end))},
+        spec: {holderIdentity: $holder, leaseDurationSeconds: 15}}'
+}
+ask_for_hard() { # IDENTITY NODE: the node asks for a slot of Shim hard on its own Node
+    allowed "$1" "ask on $2 for a slot of Shim hard" annotate --overwrite node "$2" \
+        "shim.containerd.x-k8s.io/slot_requests={\"hard\": {\"uid\": \"$hard_uid\", \"generation\": $hard_generation, \"since\": \"$(now)\"}}"
+}
+holders_of_hard() {
+    kube_admin -n shimkeeper-system get leases -o json |
+        jq -r '[.items[] | select(.metadata.annotations["shim.containerd.x-k8s.io/shim"] == "hard")
+                | .spec.holderIdentity] | sort | join(" ")'
+}
+# maxUpdate 1: one slot, granted to the asking nodes in name order. node-a asks first; the
+# coordinator's log names every grant (a grant to node-a, never taken, would be freed after a
+# lease and go to node-b all the same).
+ask_for_hard node-a-bound node-a
+ask_for_hard node-b-bound node-b
+wait_eq 30 node-b holders_of_hard
+! grep -E 'granted rollout slot hard-slot-[0-9]+ .* to node node-a' "$KUBE_DIR/coord-node-c.err" ||
+    fail "the coordinator granted node-a a slot of Shim hard"
+grep -qE 'granted rollout slot hard-slot-0 of Shim/hard generation [0-9]+ to node node-b' \
+    "$KUBE_DIR/coord-node-c.err" || fail "the coordinator's log names no grant to node-b"
+pass "node-a's request for Shim hard gets no slot; node-b's (pool b) does"
+
+# Whether the coordinator ever halted Shim hard: its Warning Event RolloutHalted stays.
+halt_events() {
+    kube_admin get events.events.k8s.io -n default -o json | jq -r '[.items[] |
+        select(.reason == "RolloutHalted" and .regarding.name == "hard") | .note] | join("; ")'
+}
+allowed node-a-bound "create a failed slot of Shim hard held by itself" \
+    create -f <(slot_lease hard-slot-5 node-a "containerd did not start")
+# Freed a lease after it was seen, so that it does not hold a slot index either; the passes
+# until then saw it.
+gone() { [[ $(state shimkeeper-system/lease/hard-slot-5) == absent ]]; }
+kube_wait_for 60 gone || fail "the coordinator did not free node-a's failed slot hard-slot-5"
+pass "the coordinator freed node-a's failed slot hard-slot-5"
+[[ -z $(halt_events) && $(shim_condition hard RolloutHalted status) != True ]] ||
+    fail "node-a's failure halted Shim hard: $(halt_events)"
+pass "node-a's failed slot did not halt Shim hard ($(shim_condition hard RolloutHalted reason))"
+allowed node-b-bound "create a failed slot of Shim hard held by itself" \
+    create -f <(slot_lease hard-slot-6 node-b "containerd did not start")
+wait_eq 30 True shim_condition hard RolloutHalted status
+[[ $(shim_condition hard RolloutHalted message) == *"node node-b failed"* ]] ||
+    fail "RolloutHalted does not name node-b: $(shim_condition hard RolloutHalted message)"
+[[ $(halt_events) == *"node node-b failed"* ]] || fail "no RolloutHalted Event names node-b"
+pass "node-b's failed slot (pool b) halts Shim hard"

@@ -291,18 +291,18 @@ TEST(ClusterRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamin
     Rollup rollup;
     rollup.generation = 4;
     rollup.counts.selected = 5;
-    RolloutStatus running = rollout_status(shim, rollup, {slot(0, "a")});
+    RolloutStatus running = rollout_status(shim, rollup, {slot(0, "a")}, {});
     EXPECT_EQ(running.slots, 3);
     EXPECT_EQ(running.halted.status, ConditionStatus::false_);
     RolloutStatus halted =
-        rollout_status(shim, rollup, {slot(2, "bad", k_target, "containerd refused it")});
+        rollout_status(shim, rollup, {slot(2, "bad", k_target, "containerd refused it")}, {});
     EXPECT_EQ(halted.halted.status, ConditionStatus::true_);
     EXPECT_EQ(halted.halted.reason, "NodeFailed");
     EXPECT_NE(halted.halted.message.find("node bad failed at generation 4: containerd refused it"),
               std::string::npos);
     EXPECT_NE(halted.halted.message.find("kubectl -n shimkeeper-system delete lease spin-slot-2"),
               std::string::npos);
-    RolloutStatus recreate = rollout_status(shim_with(nullptr), rollup, {});
+    RolloutStatus recreate = rollout_status(shim_with(nullptr), rollup, {}, {});
     EXPECT_EQ(recreate.slots, std::nullopt);
     EXPECT_EQ(recreate.halted.reason, "Recreate");
 }

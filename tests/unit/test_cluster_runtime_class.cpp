@@ -59,6 +59,62 @@ TEST(ClusterRuntimeClass, TheDesiredObjectSchedulesOnTheInstalledLabelAndSaysWho
     EXPECT_EQ(runtime_class_owner(desired), "spin-v2");
 }
 
+TEST(ClusterRuntimeClass, TheShimsNodeSelectorIsSelectedOnBesideTheReadinessLabel) {
+    // A node may write its readiness label itself: alone, it would let a node of pool a take
+    // the pods of a Shim meant for pool b. The Shim's own labels keep such a node out.
+    json pooled = shim();
+    pooled["spec"]["nodeSelector"] = {{"pool", "b"}, {"node-restriction.kubernetes.io/tier", "x"}};
+    const ShimIdentity identity = identity_of(pooled);
+    json desired = desired_runtime_class(identity, pooled);
+    EXPECT_EQ(desired["scheduling"]["nodeSelector"],
+              json({{"pool", "b"},
+                    {"node-restriction.kubernetes.io/tier", "x"},
+                    {"shim.containerd.x-k8s.io/spin-v2", "spin"}}));
+    RuntimeClassPlan plan = plan_runtime_class(nullptr, desired, identity);
+    EXPECT_EQ(plan.action, RuntimeClassPlan::Action::create);
+    EXPECT_EQ(plan.condition.message,
+              "RuntimeClass wasm-spin (handler spin) schedules onto nodes labelled "
+              "shim.containerd.x-k8s.io/spin-v2=spin and node-restriction.kubernetes.io/tier=x, "
+              "pool=b");
+
+    // One made before (the readiness label alone) is brought in line by a patch.
+    json existing = desired_runtime_class(identity, shim());
+    existing["metadata"]["resourceVersion"] = "7";
+    plan = plan_runtime_class(&existing, desired, identity);
+    ASSERT_EQ(plan.action, RuntimeClassPlan::Action::patch);
+    EXPECT_EQ(
+        plan.operations,
+        json::array({{{"op", "add"}, {"path", "/scheduling"}, {"value", desired["scheduling"]}}}));
+
+    // The readiness key is the coordinator's: a Shim's selector cannot change its value.
+    pooled["spec"]["nodeSelector"]["shim.containerd.x-k8s.io/spin-v2"] = "runc";
+    EXPECT_EQ(
+        desired_runtime_class(
+            identity, pooled)["scheduling"]["nodeSelector"]["shim.containerd.x-k8s.io/spin-v2"],
+        "spin");
+}
+
+TEST(ClusterRuntimeClass, ASelectorARuntimeClassCannotCarryGetsNoRuntimeClass) {
+    for (const json& selector : {json({{"pool", 7}}), json({{"pool", "a b"}}),
+                                 json({{"Not_A_Domain/pool", "b"}}), json({{"", "b"}})}) {
+        json odd = shim();
+        odd["spec"]["nodeSelector"] = selector;
+        const ShimIdentity identity = identity_of(odd);
+        RuntimeClassPlan plan =
+            plan_runtime_class(nullptr, desired_runtime_class(identity, odd), identity);
+        EXPECT_EQ(plan.action, RuntimeClassPlan::Action::invalid) << selector.dump();
+        EXPECT_EQ(plan.condition.reason, "InvalidSpec");
+        EXPECT_NE(plan.condition.message.find("spec.nodeSelector"), std::string::npos)
+            << plan.condition.message;
+    }
+    json empty_value = shim();
+    empty_value["spec"]["nodeSelector"] = {{"example.org/gpu", ""}}; // a valid label value
+    const ShimIdentity identity = identity_of(empty_value);
+    EXPECT_EQ(
+        plan_runtime_class(nullptr, desired_runtime_class(identity, empty_value), identity).action,
+        RuntimeClassPlan::Action::create);
+}
+
 TEST(ClusterRuntimeClass, MissingIsCreatedAndOursUnchangedIsKept) {
     ShimIdentity identity = identity_of(shim());
     json desired = desired_runtime_class(identity, shim());

@@ -215,7 +215,7 @@ TEST(ClusterShimRollup, OtherConditionsAreKeptAndTheRuntimeClassOneIsSetWhenKnow
     json set = desired_status(object, rollup(object, fleet()), ready, "T1");
     EXPECT_EQ((*condition(set, "RuntimeClassReady"))["status"], "True");
     EXPECT_EQ((*condition(set, "RuntimeClassReady"))["lastTransitionTime"], "T1");
-    EXPECT_EQ(set["conditions"].size(), 4u);
+    EXPECT_EQ(set["conditions"].size(), 5u); // and Ready, Progressing, PoolConfined
 }
 
 // A node installed at generation 3 that says which runtime type it derived from its artifact.

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/coordinator/coordinator.hpp"
 
+#include "shimkeeper/cluster/model/node_scope.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
@@ -431,6 +432,11 @@ void Coordinator::pass() {
         m_failures_in_row = 0;
         // A holder that dies sends no event: look again when its slot runs out unrenewed.
         auto expiry = model::next_slot_expiry(m_slots.slots());
+        // Nor does a node's failed slot of a Shim that does not select it, freed after a lease.
+        if (auto foreign =
+                model::next_foreign_failure(m_slots.slots(), m_view.shims, m_view.nodes)) {
+            expiry = expiry ? std::min(*expiry, *foreign) : *foreign;
+        }
         if (outcome.progress_due) { // a status held back: write it then, changes or not
             expiry = expiry ? std::min(*expiry, *outcome.progress_due) : *outcome.progress_due;
         }

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
 
+#include "shimkeeper/cluster/model/node_scope.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/rollout_status.hpp"
 #include "shimkeeper/cluster/model/runtime_class.hpp"
@@ -232,7 +233,8 @@ void CoordinatorPass::remove_orphans() {
 }
 
 json CoordinatorPass::with_rollout(const json& shim, const model::Rollup& rollup, json status) {
-    const model::RolloutStatus rollout = model::rollout_status(shim, rollup, m_view->slots);
+    const model::RolloutStatus rollout =
+        model::rollout_status(shim, rollup, m_view->slots, m_view->nodes);
     const json current = shim.value("status", json::object());
     // The slot count goes with the observedGeneration it is written beside, always: nodes trust
     // `slots` only for that generation (rollout_policy.hpp), so a count left from an older one
@@ -264,8 +266,11 @@ void CoordinatorPass::reclaim_slots() {
     const auto now = std::chrono::steady_clock::now();
     for (const model::SlotSeen& slot : m_view->slots) {
         const auto shim = m_view->shims.find(slot.lease.shim);
-        const auto why = model::slot_reclaim_reason(
+        auto why = model::slot_reclaim_reason(
             slot, shim == m_view->shims.end() ? nullptr : &shim->second, now);
+        if (!why && shim != m_view->shims.end()) {
+            why = model::foreign_failure_reason(slot, shim->second, m_view->nodes, now);
+        }
         if (!why) {
             continue;
         }
@@ -307,12 +312,9 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         const std::string name = model::slot_lease_name(made.grant.target.shim, made.grant.index);
         return now - made.at > model::k_slot_lease_duration || events_of(name) > made.events;
     });
-    std::map<std::string, model::SlotRequests> requests;
-    for (const auto& [name, node] : m_view->nodes) {
-        if (auto asked = model::slot_requests_on(node); !asked.empty()) {
-            requests[name] = std::move(asked);
-        }
-    }
+    // Only for Shims that select the node, or that it still carries (node_scope.hpp).
+    const std::map<std::string, model::SlotRequests> requests =
+        model::counted_slot_requests(m_view->nodes, m_view->shims);
     // Served requests (slot_grant.hpp): a granted slot that went, released (the node's report
     // dropping or renewing the request may come a moment later) or freed (its daemon stopped
     // renewing it, or never took it), is not granted to that same request again.
@@ -345,7 +347,7 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         model::RolloutTarget target{name, shim.value(json::json_pointer("/metadata/uid"), ""),
                                     shim.value(json::json_pointer("/metadata/generation"), 0L),
                                     *count + (reconcile::fault_switch("grant-over-max") ? 1 : 0)};
-        const bool halted = model::failed_slot(slots, target) != nullptr &&
+        const bool halted = model::halting_slot(slots, target, shim, m_view->nodes) != nullptr &&
                             !reconcile::fault_switch("halt-ignored"); // tests only (fault.hpp)
         targets.push_back({std::move(target), halted});
     }

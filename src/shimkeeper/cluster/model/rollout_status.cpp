@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/model/rollout_status.hpp"
 
+#include "shimkeeper/cluster/model/node_scope.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 
@@ -8,7 +9,7 @@ namespace shimkeeper::cluster::model {
 using nlohmann::json;
 
 RolloutStatus rollout_status(const json& shim, const Rollup& rollup,
-                             const std::vector<SlotSeen>& slots) {
+                             const std::vector<SlotSeen>& slots, const NodeViews& nodes) {
     RolloutStatus out;
     out.halted.type = "RolloutHalted";
     out.halted.status = ConditionStatus::false_;
@@ -28,7 +29,7 @@ RolloutStatus rollout_status(const json& shim, const Rollup& rollup,
     const RolloutTarget target{kubeapi::name_of(shim),
                                shim.value(json::json_pointer("/metadata/uid"), std::string()),
                                rollup.generation, count};
-    if (const SlotSeen* failed = failed_slot(slots, target)) {
+    if (const SlotSeen* failed = halting_slot(slots, target, shim, nodes)) {
         out.halted.status = ConditionStatus::true_;
         out.halted.reason = "NodeFailed";
         out.halted.message = halt_message(failed->lease);

@@ -18,8 +18,9 @@ struct RolloutStatus {
     Condition halted;
 };
 
-// The resume command in the message names the namespace the failed slot Lease lives in.
+// The resume command in the message names the namespace the failed slot Lease lives in. A
+// failed slot halts only when its node's failure counts for the Shim (node_scope.hpp: `nodes`).
 RolloutStatus rollout_status(const nlohmann::json& shim, const Rollup& rollup,
-                             const std::vector<SlotSeen>& slots);
+                             const std::vector<SlotSeen>& slots, const NodeViews& nodes);
 
 } // namespace shimkeeper::cluster::model

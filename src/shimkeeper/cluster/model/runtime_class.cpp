@@ -30,7 +30,72 @@ std::optional<std::string> api_problem(const ShimIdentity& identity) {
     return std::nullopt;
 }
 
+// The API server validates a RuntimeClass's nodeSelector as labels (a qualified name for each
+// key, a label value for each value); the Shim's CRD checks only that each value is a string of
+// at most 63 characters.
+bool is_label_name(const std::string& text) {
+    static const std::regex k_name("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
+    return !text.empty() && text.size() <= 63 && std::regex_match(text, k_name);
+}
+
+bool is_label_key(const std::string& key) {
+    static const std::regex k_subdomain(
+        "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+    const auto slash = key.find('/');
+    if (slash == std::string::npos) {
+        return is_label_name(key);
+    }
+    const std::string prefix = key.substr(0, slash);
+    return prefix.size() <= 253 && std::regex_match(prefix, k_subdomain) &&
+           is_label_name(key.substr(slash + 1));
+}
+
+std::optional<std::string> selector_problem(const json& selector,
+                                            const std::string& readiness_key) {
+    for (const auto& [key, value] : selector.items()) {
+        if (key == readiness_key) {
+            continue; // ours, not the Shim's spec
+        }
+        if (!value.is_string()) {
+            return "spec.nodeSelector." + key + " is " + value.dump() +
+                   ", not a string: a RuntimeClass cannot select on it; give it a string value";
+        }
+        const std::string text = value.get<std::string>();
+        if (!is_label_key(key) || (!text.empty() && !is_label_name(text))) {
+            return "spec.nodeSelector " + key + "=" + text +
+                   " is not a valid label (the API wants a qualified name as key and at most 63 "
+                   "letters, digits, '-', '_' or '.' as value): a RuntimeClass cannot select on "
+                   "it, nor can a Node carry it";
+        }
+    }
+    return std::nullopt;
+}
+
+// "pool=b, zone=x", the labels the RuntimeClass selects on beside the readiness label.
+std::string selector_text(const json& selector, const std::string& readiness_key) {
+    std::string out;
+    for (const auto& [key, value] : selector.items()) {
+        if (key == readiness_key) {
+            continue;
+        }
+        out += (out.empty() ? "" : ", ") + key + "=" +
+               (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    return out;
+}
+
 } // namespace
+
+json runtime_class_node_selector(const ShimIdentity& identity, const json& shim) {
+    json selector = json::object();
+    const json* spec = shim.contains("spec") ? &shim["spec"] : nullptr;
+    if (spec != nullptr && spec->is_object() && spec->contains("nodeSelector") &&
+        (*spec)["nodeSelector"].is_object()) {
+        selector = (*spec)["nodeSelector"];
+    }
+    selector[shim_node_key(identity.name)] = identity.handler;
+    return selector;
+}
 
 json desired_runtime_class(const ShimIdentity& identity, const json& shim) {
     const json metadata = shim.value("metadata", json::object());
@@ -47,7 +112,7 @@ json desired_runtime_class(const ShimIdentity& identity, const json& shim) {
               {"annotations", {{k_shim_annotation, identity.name}}},
               {"ownerReferences", json::array({owner})}}},
             {"handler", identity.handler},
-            {"scheduling", {{"nodeSelector", {{shim_node_key(identity.name), identity.handler}}}}}};
+            {"scheduling", {{"nodeSelector", runtime_class_node_selector(identity, shim)}}}};
 }
 
 std::string runtime_class_owner(const json& runtime_class) {
@@ -67,10 +132,19 @@ RuntimeClassPlan plan_runtime_class(const json* existing, const json& desired,
                 {},
                 {"RuntimeClassReady", ConditionStatus::false_, "InvalidSpec", *problem}};
     }
+    const std::string readiness_key = shim_node_key(identity.name);
+    const json selector = desired.value(json::json_pointer("/scheduling/nodeSelector"), json());
+    if (auto problem =
+            selector.is_object() ? selector_problem(selector, readiness_key) : std::nullopt) {
+        return {RuntimeClassPlan::Action::invalid,
+                {},
+                {"RuntimeClassReady", ConditionStatus::false_, "InvalidSpec", *problem}};
+    }
+    const std::string also = selector.is_object() ? selector_text(selector, readiness_key) : "";
     const Condition ready{"RuntimeClassReady", ConditionStatus::true_, "Ready",
                           "RuntimeClass " + name + " (handler " + identity.handler +
-                              ") schedules onto nodes labelled " + shim_node_key(identity.name) +
-                              "=" + identity.handler};
+                              ") schedules onto nodes labelled " + readiness_key + "=" +
+                              identity.handler + (also.empty() ? "" : " and " + also)};
     if (existing == nullptr) {
         return {RuntimeClassPlan::Action::create, {}, ready};
     }

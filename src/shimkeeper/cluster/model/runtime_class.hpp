@@ -6,6 +6,17 @@
 //             pods wait for such a node instead of failing on one that is still installing, or
 //             that still serves the handler of an earlier generation (waiting for its rollout
 //             slot, or halted): selected means serving RuntimeClass.handler, at every instant;
+//             AND every label of the Shim's own spec.nodeSelector. A node writes its readiness
+//             label itself (its credential may), so that label alone would let any node pull the
+//             pods of any Shim onto itself; with the Shim's labels beside it, only a node the
+//             Shim selects is ever selected. The Shim's nodeSelector is a plain map of labels
+//             (the CRD allows nothing else), so it goes over as it is; without one (every node
+//             but the control plane's), only the readiness label: a RuntimeClass's map cannot say
+//             "not node-role.kubernetes.io/control-plane" (a control-plane node's credential
+//             could label itself ready: a Shim kept off some nodes needs a nodeSelector).
+//             The readiness key wins over the same key in the Shim's selector. A selector a
+//             RuntimeClass cannot carry (a value that is not a string, a key or value that is not
+//             a valid label) gets no RuntimeClass and says why (InvalidSpec);
 //   ours      label app.kubernetes.io/managed-by=shimkeeper AND annotation
 //             containerd.x-k8s.io/shim=<shim>; an owner reference to the Shim, so a cluster's
 //             garbage collector removes it even if the finalizer is forced off.
@@ -30,6 +41,10 @@ inline constexpr const char* k_managed_by_value = "shimkeeper";
 inline constexpr const char* k_shim_annotation = "containerd.x-k8s.io/shim";
 
 nlohmann::json desired_runtime_class(const ShimIdentity& identity, const nlohmann::json& shim);
+
+// Its scheduling.nodeSelector: the Shim's spec.nodeSelector (as it is) and the readiness label.
+nlohmann::json runtime_class_node_selector(const ShimIdentity& identity,
+                                           const nlohmann::json& shim);
 
 // The Shim a RuntimeClass was created for, or "" when shimkeeper did not create it.
 std::string runtime_class_owner(const nlohmann::json& runtime_class);

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/model/shim_rollup.hpp"
 
+#include "shimkeeper/cluster/model/pool_confinement.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 
 #include <algorithm>
@@ -160,6 +161,7 @@ json desired_status(const json& shim, const Rollup& rollup,
     if (runtime_class) {
         wanted.push_back(*runtime_class);
     }
+    wanted.push_back(pool_confinement(shim));
     const NodeCounts& counts = rollup.counts;
     json status{{"observedGeneration", rollup.generation},
                 {"nodes",

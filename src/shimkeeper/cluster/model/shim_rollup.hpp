@@ -8,8 +8,9 @@
 //   nodes.updating   the rest of the selected ones.
 // Conditions: Ready (every selected node installed at this generation; a Shim selecting no node
 // is not Ready: its RuntimeClass could schedule nowhere), Progressing (nodes still on their way,
-// or still uninstalling a deleted Shim), and RuntimeClassReady (decided by the caller, which
-// alone knows the RuntimeClass).
+// or still uninstalling a deleted Shim), RuntimeClassReady (decided by the caller, which alone
+// knows the RuntimeClass) and PoolConfined (pool_confinement.hpp: whether a node could label
+// itself into the Shim's pool).
 #pragma once
 
 #include "shimkeeper/cluster/model/conditions.hpp"
