@@ -10,12 +10,15 @@
 #    needs python3, python3-apt, a kernel and an initrd; the shimkeeper package from apt or a .deb
 #    named in shims_file's shimkeeper_deb), then `mkfs.ext4 -d` turns the root into
 #    OUTPUT/disk.img, the image: a raw disk holding one ext4 filesystem (no loop mounts).
-# 2. boot: qemu (TCG: no KVM needed) boots a copy of that disk with the image's own kernel, its
+# 2. boot: qemu boots a copy of that disk with the image's own kernel, its
 #    writes thrown away (-snapshot), with no way out to any network: a shim that would need a
 #    download at first boot fails the check. first-boot-check.sh, handed over through QEMU's
 #    firmware config (nothing of it is baked in), runs once the system is up, prints its findings
 #    and a verdict on the serial console (OUTPUT/serial.log), and systemd powers the machine off;
-#    the post-processor fails the build unless the verdict is ok.
+#    the post-processor fails the build unless the verdict is ok. `-var accelerator=kvm` runs
+#    it under KVM with the host's CPU (`-cpu host`) where /dev/kvm works; the default, TCG
+#    (`-cpu max`), needs no KVM and is several times slower (tests/distro/packer_image.sh probes
+#    KVM and picks).
 
 variable "rootfs" {
   type        = string
@@ -49,6 +52,12 @@ variable "initrd" {
   description = "Its initrd, which must carry virtio_blk and ext4; empty: ROOTFS/initrd.img"
 }
 
+variable "accelerator" {
+  type        = string
+  default     = "tcg"
+  description = "qemu's accelerator for the check boot: kvm (a working /dev/kvm) or tcg (none needed)"
+}
+
 variable "boot_timeout" {
   type        = string
   default     = "15m"
@@ -61,6 +70,8 @@ locals {
   # The check reaches the guest as a QEMU firmware config file (/sys/firmware/qemu_fw_cfg).
   check  = "/sys/firmware/qemu_fw_cfg/by_name/opt/org.shimkeeper/check/raw"
   serial = "${var.output_directory}/serial.log"
+  # KVM runs the guest on the host's own CPU model; TCG emulates every feature it can.
+  cpu    = var.accelerator == "kvm" ? "host" : "max"
 }
 
 source "null" "rootfs" {
@@ -74,7 +85,7 @@ source "qemu" "first-boot" {
   iso_url          = "${var.output_directory}/disk.img"
   iso_checksum     = "none"
   format           = "raw"
-  accelerator      = "tcg"
+  accelerator      = var.accelerator
   headless         = true
   disable_vnc      = true
   boot_wait        = "0s"
@@ -87,7 +98,7 @@ source "qemu" "first-boot" {
   cpus             = 2
   shutdown_timeout = var.boot_timeout
   qemuargs = [
-    ["-cpu", "max"],
+    ["-cpu", local.cpu],
     # Packer always adds a NIC; `restrict=on` leaves it nowhere to go.
     ["-netdev", "user,id=user.0,restrict=on"],
     ["-snapshot"],

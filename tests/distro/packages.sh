@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Test 1 of the distro label: both packages build from this tree (scripts/package), lintian and
+# Test 1 of the distro label: both packages build from this tree (scripts/package, which keeps
+# those it built from the same tree already, e.g. in scripts/test's background), lintian and
 # rpmlint find nothing (errors or warnings; the rpmlintrc's filters are justified there), and each
 # package holds exactly the files README.md's "Packages" section lists, no more, no less.
 # The packages it leaves in build/packages/ are what the other distro tests install.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Test 7 of the distro label, the slow tier (a VM under TCG: about 3 minutes warm on two busy
-# cores): the Packer template (image-builder/packer/) as an operator runs it, both builds for real.
+# Test 7 of the distro label, the slow tier (a VM: about 3 minutes warm on two busy cores under
+# TCG): the Packer template (image-builder/packer/) as an operator runs it, both builds for real.
 #   1. build `bake`: the Ansible role installs the .deb into a Debian 12 root with a kernel over
 #      Ansible's chroot connection and bakes one shim, served from the host's 127.0.0.1 (the
 #      root's own containerd-shim-runc-v2 renamed); `mkfs.ext4 -d` makes the raw disk;
-#   2. build `boot`: qemu under TCG boots that disk with the image's own kernel (pure cgroup v2),
+#   2. build `boot`: qemu boots that disk with the image's own kernel (pure cgroup v2), under KVM
+#      where /dev/kvm works (tests/support/qemu_accel.sh probes it) and TCG otherwise,
 #      with no way out to a network; the template's first-boot check reports on the serial console
 #      and the guest powers itself off.
 # Asserted from the serial log: the handler demo registered at the baked binary, /sys/fs/cgroup a
@@ -14,6 +15,7 @@
 # template's boot_timeout (and `timeout` around packer) and the test shows the serial log's tail.
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/qemu_accel.sh"
 distro_init
 for tool in packer ansible-playbook qemu-system-x86_64 mkfs.ext4; do
     command -v "$tool" >/dev/null || skip "$tool is missing (scripts/install-deps)"
@@ -59,11 +61,17 @@ stray_qemu_cleanup() {
 }
 trap stray_qemu_cleanup EXIT
 
-# packer_build BUILD: one build of the template, bounded, its output in $T/BUILD.log.
+qemu_accel_choose
+echo "qemu accelerator for the boot: $QEMU_ACCEL (-cpu $QEMU_CPU): $QEMU_ACCEL_WHY"
+
+# packer_build BUILD: one build of the template, bounded, its output in $T/BUILD.log (Packer's
+# own debug log, which holds the qemu command line, in $T/BUILD.debug.log).
 packer_build() {
-    (cd "$T" && PACKER_CACHE_DIR=$T/packer_cache timeout --kill-after=30 600 \
+    (cd "$T" && PACKER_CACHE_DIR=$T/packer_cache PACKER_LOG=1 PACKER_LOG_PATH="$T/${1%%.*}.debug.log" \
+        timeout --kill-after=30 600 \
         packer build -color=false -only="$1" -var rootfs="$root" -var shims_file="$T/shims.yml" \
-        -var output_directory="$T/output" -var boot_timeout=8m "$ib/packer") >"$T/${1%%.*}.log" 2>&1
+        -var output_directory="$T/output" -var boot_timeout=8m -var accelerator="$QEMU_ACCEL" \
+        "$ib/packer") >"$T/${1%%.*}.log" 2>&1
 }
 serial=$T/output/serial.log
 serial_report() { # what the check printed, then the serial log's tail (how far the boot got)
@@ -106,5 +114,9 @@ expect_serial "Last transaction: $baked_txn committed" \
 expect_serial "shimkeeper-image-check: ok" "the check's verdict is not ok"
 grep -q "Build 'boot.qemu.first-boot' finished" "$T/boot.log" ||
     fail "packer does not report the boot build finished: $(tail -n 15 "$T/boot.log")"
-echo "ok: baked with the role, booted offline under TCG: demo registered, cgroup v2," \
+qemu_command=$(grep -m1 'Executing .*qemu-system' "$T/boot.debug.log") ||
+    fail "Packer's debug log holds no qemu command line: $T/boot.debug.log"
+[[ $qemu_command == *accel=$QEMU_ACCEL* && $qemu_command == *'"-cpu", "'$QEMU_CPU'"'* ]] ||
+    fail "Packer's qemu did not run with accel=$QEMU_ACCEL and -cpu $QEMU_CPU: $qemu_command"
+echo "ok: baked with the role, booted offline under ${QEMU_ACCEL^^}: demo registered, cgroup v2," \
     "one containerd start, no transaction at first boot"
