@@ -62,8 +62,10 @@ def request(server, context, token_file, path, timeout):
 def node_entry(obj, kind):
     meta = obj["metadata"]
     labels = meta.get("labels") or {}
+    # Every label: the RuntimeClass selects on the Shim's nodeSelector as well as the readiness
+    # label.
     return {"kind": "node", "name": meta["name"], "rv": int(meta.get("resourceVersion", 0)),
-            "labels": {k: v for k, v in labels.items() if k.startswith(PREFIX)}, "type": kind}
+            "labels": dict(labels), "type": kind}
 
 
 def rc_entry(obj, kind):
@@ -180,7 +182,8 @@ def selections(entries):
                 del open_[node]
             if now and node not in open_:
                 open_[node] = (now, t, current)
-            if rc is not None and not selected and any(k in have for k in rc["selector"]):
+            if rc is not None and not selected and any(
+                    k in have for k in rc["selector"] if k.startswith(PREFIX)):
                 excluded.add(rc["handler"])
 
     for e in events:
