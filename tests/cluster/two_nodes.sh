@@ -13,7 +13,8 @@
 #     the agents converge on what changed meanwhile;
 #   - the coordinator (`shimkeeper coordinate`, its own identity) adds the finalizer and creates
 #     the RuntimeClass
-#     (handler, nodeSelector on the label) and counts the nodes in the Shim's status;
+#     (handler, nodeSelector on the label and the Shim's own selector) and counts the nodes in
+#     the Shim's status;
 #   - the Shim deleted: each node takes its label off before containerd drops the handler (the
 #     deletion's own log lines, uninstall_order.py; tests/cluster/uninstall_order_check.sh proves
 #     the check fails when the order is reversed), then the handler leaves CRI and the annotation
@@ -110,7 +111,7 @@ on a node_cri_client remove-pod "$pod" >/dev/null
 runtime_class() {
     kube_admin get runtimeclass demo -o jsonpath='{.handler} {.scheduling.nodeSelector}' 2>/dev/null
 }
-rc_ok() { [[ "$(runtime_class)" == 'demo {"shim.containerd.x-k8s.io/demo":"demo"}' ]]; }
+rc_ok() { [[ "$(runtime_class)" == 'demo {"shim.containerd.x-k8s.io/demo":"demo","wasm":"true"}' ]]; }
 kube_wait_for 60 rc_ok || fail "RuntimeClass demo is '$(runtime_class)'"
 [[ "$(kube_admin get shim demo -o jsonpath='{.metadata.finalizers}')" == *shim.containerd.x-k8s.io/uninstall* ]] ||
     fail "Shim demo has no finalizer"
