@@ -186,9 +186,14 @@ for letter in a b; do
 done
 # While it is down, etcd's history is compacted (through its JSON gateway; etcdctl is not
 # built): the agents' watches come back to resourceVersions that are gone, 410.
+# A write outside the API server's keys first: the restarted server serves watches from the
+# revision it lists at, and a watch whose resourceVersion is that very revision (its kind was the
+# last thing written) would not be too old. After this write no watch's resourceVersion is.
 etcd_url=http://127.0.0.1:$KUBE_ETCD_PORT
-revision=$(curl -sS -X POST "$etcd_url/v3/kv/range" -d '{"key": "AA=="}' |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["header"]["revision"])')
+revision=$(curl -sS -X POST "$etcd_url/v3/kv/put" \
+    -d "{\"key\": \"$(printf shimkeeper-test/bump | base64)\", \"value\": \"$(printf 1 | base64)\"}" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["header"]["revision"])') ||
+    fail "writing to etcd at $etcd_url failed"
 curl -sS -X POST "$etcd_url/v3/kv/compaction" -d "{\"revision\": \"$revision\", \"physical\": true}" \
     >/dev/null || fail "compacting etcd failed"
 kube_start_apiserver "$KUBE_APISERVER_PORT" "$KUBE_ETCD_PORT"
