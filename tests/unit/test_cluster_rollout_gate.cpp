@@ -148,9 +148,11 @@ TEST(ClusterRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
     EXPECT_EQ(std::ranges::find(report.forget, "upgraded"), report.forget.end());
 }
 
-ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at) {
+ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at,
+                   int index = 0) {
     json lease = {
-        {"metadata", {{"name", model::slot_lease_name(target.shim, 0)}, {"resourceVersion", "7"}}}};
+        {"metadata",
+         {{"name", model::slot_lease_name(target.shim, index)}, {"resourceVersion", "7"}}}};
     return {{target.shim, ClaimedSlot{HeldSlot{target, lease, at, {}}, at}}};
 }
 
@@ -172,6 +174,15 @@ TEST(ClusterRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeRelea
     EXPECT_FALSE(use_claimed(claimed, {"demo", "u-other", 3, 2}, now));
     EXPECT_FALSE(use_claimed(claimed, {"other", "u-demo", 3, 2}, now));
     EXPECT_EQ(claimed.size(), 1U);
+}
+
+TEST(ClusterRolloutGate, ASlotClaimedAtAnIndexTheSlotCountNoLongerHasIsLeftToBeReleased) {
+    // Slot 2 claimed while 50% of 6 nodes made 3 slots; the count is 1 now.
+    const auto now = std::chrono::steady_clock::now();
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 3}, now, 2);
+    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 1}, now));
+    EXPECT_EQ(claimed.size(), 1U);
+    EXPECT_TRUE(use_claimed(claimed, {"demo", "u-demo", 3, 3}, now));
 }
 
 TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARenewal) {

@@ -184,6 +184,25 @@ TEST(ClusterSlotDecision, ANodeKeepsItsOwnSlotAcrossARestartAndMovesItToANewGene
     EXPECT_EQ(moved.index, 1);
 }
 
+TEST(ClusterSlotDecision, AnOwnSlotAboveANewGenerationsSlotCountIsReleasedNotCarried) {
+    // n1 holds slot 2 of generation 4 (3 slots); generation 5 has maxUpdate 1. Carrying slot 2
+    // over would let n1 change beside whoever the coordinator grants slot 0.
+    const std::vector<SlotSeen> slots{slot(2, "n1")};
+    const RolloutTarget narrower{"spin", "u-1", 5, 1};
+    const SlotDecision decision = decide_slot(slots, narrower, "n1", 0);
+    EXPECT_EQ(decision.kind, Kind::take);
+    EXPECT_EQ(decision.index, 0) << "a slot below the new count, not slot 2";
+    EXPECT_EQ(decision.existing, nullptr);
+    const auto stale = own_slots_beyond_count(slots, narrower, "n1");
+    ASSERT_EQ(stale.size(), 1U);
+    EXPECT_EQ(stale[0]->lease.name, slot_lease_name("spin", 2));
+    EXPECT_TRUE(own_slots_beyond_count(slots, narrower, "n2").empty()) << "not n2's";
+    // Below the new count it is still moved to the new generation, and one of the target's own
+    // generation is never released here.
+    EXPECT_EQ(decide_slot({slot(0, "n1")}, narrower, "n1", 0).existing != nullptr, true);
+    EXPECT_TRUE(own_slots_beyond_count({slot(2, "n1", narrower)}, narrower, "n1").empty());
+}
+
 TEST(ClusterSlotLease, TheLeaseNamesTheShimUidAndGenerationAndATakeoverDropsTheFailure) {
     json old = slot(0, "bad", k_target, "reason").lease.object;
     RolloutTarget next = k_target;

@@ -91,8 +91,9 @@ std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutT
         return std::nullopt;
     }
     const model::RolloutTarget& had = found->second.held.target;
+    const int index = model::slot_index_of(kubeapi::name_of(found->second.held.lease));
     if (had.uid != target.uid || had.generation != target.generation ||
-        now - found->second.at > k_slot_lease_duration / 3) {
+        index >= std::max(target.slots, 1) || now - found->second.at > k_slot_lease_duration / 3) {
         return std::nullopt;
     }
     HeldSlot held = std::move(found->second.held);
@@ -154,6 +155,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     } else if (!granted && reading.live) {
         slots = TRY(model::read_slot_board(m_client, m_cluster.settings().namespace_name)).slots();
     }
+    release_slots_beyond_count(keeper, slots, needs);
     const unsigned start = slot_search_start(me);
     std::set<std::string> held_back;
     for (const SlotNeed& need : needs) {
@@ -217,6 +219,32 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
         return desired;
     }
     return held_back_desired(desired, state, held_back);
+}
+
+// A slot of this node's from an older generation at an index the Shim's slot count no longer
+// has goes back at once: it is not carried (own_slot_decision), and the coordinator grants this
+// node nothing while it holds a slot of the Shim.
+void RolloutGate::release_slots_beyond_count(SlotKeeper& keeper,
+                                             const std::vector<model::SlotSeen>& slots,
+                                             const std::vector<SlotNeed>& needs) {
+    for (const SlotNeed& need : needs) {
+        if (!need.target) {
+            continue;
+        }
+        for (const model::SlotSeen* stale :
+             model::own_slots_beyond_count(slots, *need.target, m_cluster.node_name())) {
+            auto released = keeper.release(HeldSlot{*need.target, stale->lease.object, {}, {}});
+            if (!released) {
+                m_log.warning("rollout: " + released.error().message());
+            } else {
+                m_log.info("rollout: released slot " + stale->lease.name + " of generation " +
+                               std::to_string(stale->lease.generation) + ": Shim/" + need.shim +
+                               " generation " + std::to_string(need.target->generation) + " has " +
+                               std::to_string(need.target->slots) + " slot(s)",
+                           {.shim = need.shim});
+            }
+        }
+    }
 }
 
 // A claimed slot this reconcile does not use (the Shim changed or went meanwhile, or the claim is

@@ -71,9 +71,9 @@ using ClaimedSlots = std::map<std::string, ClaimedSlot>;
 std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& outcome,
                                     const std::vector<std::string>& refused_about);
 
-// Pure: the claimed slot for `target` (same Shim object and generation), taken from `claimed`,
-// while it is fresh enough to trust without a renewal (a third of the lease duration); what is
-// left in `claimed` is not wanted and should be released.
+// Pure: the claimed slot for `target` (same Shim object and generation, an index below its slot
+// count), taken from `claimed`, while it is fresh enough to trust without a renewal (a third of the
+// lease duration); what is left in `claimed` is not wanted and should be released.
 std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
                                     std::chrono::steady_clock::time_point now);
 
@@ -121,6 +121,8 @@ private:
     RolloutGate(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
                 kubeapi::Client client, const model::SlotBoard* watched, ClaimedSlots claimed);
     void release_unclaimed(SlotKeeper& keeper);
+    void release_slots_beyond_count(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,
+                                    const std::vector<SlotNeed>& needs);
     util::Expected<void> confirm_fresh_slots();
 
     const ClusterSource& m_cluster;

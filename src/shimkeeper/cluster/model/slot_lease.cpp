@@ -120,7 +120,8 @@ std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots
         const SlotLease& lease = slot.lease;
         const int index = slot_index_of(lease.name);
         if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
-            lease.failed.empty() && index >= 0) {
+            lease.failed.empty() && index >= 0 &&
+            (lease.generation == target.generation || index < std::max(target.slots, 1))) {
             return SlotDecision{lease.generation == target.generation ? SlotDecision::Kind::hold
                                                                       : SlotDecision::Kind::take,
                                 index,
@@ -129,6 +130,21 @@ std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots
         }
     }
     return std::nullopt;
+}
+
+std::vector<const SlotSeen*> own_slots_beyond_count(const std::vector<SlotSeen>& slots,
+                                                    const RolloutTarget& target,
+                                                    const std::string& me) {
+    std::vector<const SlotSeen*> out;
+    for (const SlotSeen& slot : slots) {
+        const SlotLease& lease = slot.lease;
+        if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
+            lease.failed.empty() && lease.generation != target.generation &&
+            slot_index_of(lease.name) >= std::max(target.slots, 1)) {
+            out.push_back(&slot);
+        }
+    }
+    return out;
 }
 
 SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target,

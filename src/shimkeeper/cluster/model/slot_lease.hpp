@@ -87,9 +87,19 @@ struct SlotDecision {
 };
 
 // A slot of `target`'s Shim object that `me` holds already (not failed): hold it when it is of
-// the target's generation, else take it (`existing`: move it to the target's generation).
+// the target's generation, else take it (`existing`: move it to the target's generation). A slot
+// at an index at or above the target's slot count (the count shrank: a lower maxUpdate, fewer
+// nodes under a percentage) is never carried into the new generation: the coordinator may be
+// granting the indexes below the count to other nodes already, and carrying it would make one
+// more than the bound. The gate releases such a slot (own_slots_beyond_count).
 std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots,
                                               const RolloutTarget& target, const std::string& me);
+
+// The slots of `target`'s Shim object that `me` holds, not failed, of another generation than
+// the target's, at an index at or above its slot count: to release, not to carry.
+std::vector<const SlotSeen*> own_slots_beyond_count(const std::vector<SlotSeen>& slots,
+                                                    const RolloutTarget& target,
+                                                    const std::string& me);
 
 // The decision of node `me` for `target` over the slots it has seen (any Shim's; others are
 // ignored). Decision: a node only ever creates an absent slot or writes its own; a
