@@ -29,6 +29,8 @@
 # a kubeconfig names the token with tokenFile, as a deployed agent's does, so that it can be
 # renewed in place.
 #
+# KUBE_CLIENT_CA, set before kube_start_apiserver, is the only CA the API server trusts for client
+# certificates (default the test CA, KUBE_CA).
 # KUBE_APISERVER_EXTRA_ARGS (space-separated) adds kube-apiserver flags, e.g. to serve a resource
 # without the watch cache so that an etcd compaction is seen as 410 Gone.
 #
@@ -313,7 +315,7 @@ kube_start_apiserver() {
         --etcd-servers "http://127.0.0.1:$etcd_port" \
         --tls-cert-file "$KUBE_DIR/pki/apiserver.crt" \
         --tls-private-key-file "$KUBE_DIR/pki/apiserver.key" \
-        --client-ca-file "$KUBE_CA" \
+        --client-ca-file "${KUBE_CLIENT_CA:-$KUBE_CA}" \
         --token-auth-file "$KUBE_DIR/tokens.csv" \
         --service-account-issuer https://kubernetes.default.svc \
         --service-account-key-file "$KUBE_DIR/pki/sa.pub" \
