@@ -117,6 +117,36 @@ TEST(ClusterShimRollup, FailuresAreNamedAndNodesOnTheirWayAreProgress) {
     EXPECT_EQ(progressing["reason"], "Updating");
 }
 
+TEST(ClusterShimRollup, ANodeWhoseSlotWatchIsRefusedIsNamedWithTheServersMessage) {
+    const std::string requests = "shim.containerd.x-k8s.io/slot_requests";
+    NodeViews nodes;
+    nodes.emplace("a",
+                  node("a", {{"wasm", "true"}},
+                       {{requests, format_slot_requests({{"spin",
+                                                          {"u-1", 3, "t1",
+                                                           "watching its rollout slot Leases: "
+                                                           "HTTP 403: leases is forbidden"}}})}}));
+    nodes.emplace("b", node("b", {{"wasm", "true"}},
+                            {{requests, format_slot_requests({{"spin", {"u-1", 3, "t1", ""}}})}}));
+    const Rollup counted = rollup(shim(), nodes);
+    ASSERT_EQ(counted.refused.size(), 1U);
+    const json status = desired_status(shim(), counted, std::nullopt, "T1");
+    const json& progressing = *condition(status, "Progressing");
+    EXPECT_EQ(progressing["status"], "True");
+    EXPECT_EQ(progressing["reason"], "Refused");
+    const std::string message = progressing["message"];
+    EXPECT_NE(message.find("2 of 2 selected nodes have not reached generation 3 yet"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("a (watching its rollout slot Leases: HTTP 403: leases is forbidden)"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("b ("), std::string::npos) << "b is refused nothing: " << message;
+    // A node that is not selected says nothing here.
+    nodes.at("a").labels = {};
+    EXPECT_TRUE(rollup(shim(), nodes).refused.empty());
+}
+
 TEST(ClusterShimRollup, NoSelectedNodeIsNotReady) {
     json status = desired_status(shim(), rollup(shim(), {}), std::nullopt, "T1");
     EXPECT_EQ((*condition(status, "Ready"))["reason"], "NoNodesSelected");

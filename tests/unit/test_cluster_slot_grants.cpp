@@ -44,6 +44,11 @@ TEST(ClusterSlotRequests, RoundTripAndMalformedEntriesAreLeftOut) {
     const SlotRequests requests = {{"spin", {"u-1", 4, "2026-11-27T04:00:00Z"}},
                                    {"kata", {"u-2", 1, "2026-11-27T04:01:00Z"}}};
     EXPECT_EQ(slot_requests_of(format_slot_requests(requests)), requests);
+    const SlotRequests refused = {{"spin", {"u-1", 4, "t1", "HTTP 403: leases is forbidden"}}};
+    EXPECT_EQ(slot_requests_of(format_slot_requests(refused)).at("spin").refused,
+              "HTTP 403: leases is forbidden");
+    EXPECT_EQ(format_slot_requests(requests).find("refused"), std::string::npos)
+        << "said only while something is refused";
     EXPECT_TRUE(slot_requests_of("not json").empty());
     const SlotRequests kept = slot_requests_of(
         R"({"spin": {"uid": "u-1", "generation": 4}, "bad": "u-1/4", "zero": {"uid": "u", "generation": 0}})");
@@ -57,6 +62,10 @@ TEST(ClusterSlotRequests, ANewShimGenerationOrWaitAsksAnewAndADroppedOneDoesNot)
     EXPECT_FALSE(asks_anew(spin, spin)) << "the same request reported again";
     EXPECT_FALSE(asks_anew(spin, {})) << "a dropped request frees nothing to grant";
     EXPECT_TRUE(asks_anew(spin, asks(k_target, "t2"))) << "a daemon that waits again";
+    SlotRequests remarked = spin;
+    remarked.at("spin").refused = "HTTP 403: leases is forbidden";
+    EXPECT_FALSE(asks_anew(spin, remarked)) << "a refusal is a remark on the same request";
+    EXPECT_EQ(remarked.at("spin"), spin.at("spin")) << "so a request served stays served";
     EXPECT_TRUE(asks_anew(spin, asks(RolloutTarget{"spin", "u-1", 5, 2})));
     SlotRequests both = spin;
     both["kata"] = SlotRequest{"u-2", 1, "t1"};

@@ -169,6 +169,24 @@ TEST(KubeWatchState, FailuresBackOffAndSuccessResets) {
     EXPECT_EQ(state.delay(), 0ms);
 }
 
+TEST(KubeWatchState, ARefusalIsToldApartUntilSomethingElseHappens) {
+    auto state = make_state();
+    state.next_query();
+    state.on_http_error(ApiStatus{403, "Forbidden", "leases is forbidden"});
+    EXPECT_TRUE(state.refused());
+    EXPECT_TRUE(contains(state.last_problem(), "HTTP 403: leases is forbidden"));
+    state.on_http_error(ApiStatus{401, "Unauthorized", "Unauthorized"});
+    EXPECT_TRUE(state.refused());
+    state.on_transport_error("connection refused");
+    EXPECT_FALSE(state.refused()) << "the last failure was no refusal";
+    state.on_http_error(ApiStatus{403, "Forbidden", "leases is forbidden"});
+    state.on_http_error(ApiStatus{500, "", "boom"});
+    EXPECT_FALSE(state.refused());
+    state.on_http_error(ApiStatus{403, "Forbidden", "leases is forbidden"});
+    list_last_page(state, "5");
+    EXPECT_FALSE(state.refused()) << "a list that succeeded";
+}
+
 TEST(KubeWatchState, GarbageLineRestartsWithBackoff) {
     auto state = make_state();
     list_last_page(state, "5");

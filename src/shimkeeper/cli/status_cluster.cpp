@@ -3,6 +3,7 @@
 #include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/slot_board.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 
 #include <iostream>
@@ -28,9 +29,11 @@ std::string selection_reason(const cluster::agent::ShimSeen& shim) {
     return "nodeSelector " + text + (shim.selects ? " matches" : " does not match");
 }
 
-// The rollout of a Shim as the slot Leases show it (none read: no slots known).
+// The rollout of a Shim as the slot Leases show it (none read: no slots known, `unread` says
+// why), and what this node's Node says it asks for (`request`, none when it asks nothing).
 json rollout_json(const cluster::agent::ShimSeen& shim,
-                  const std::vector<cluster::model::SlotSeen>* slots) {
+                  const std::vector<cluster::model::SlotSeen>* slots, const std::string& unread,
+                  const cluster::model::SlotRequest* request) {
     auto policy = cluster::model::rollout_policy_of(shim.object);
     if (!policy) {
         return {{"error", policy.error().message()}};
@@ -43,7 +46,16 @@ json rollout_json(const cluster::agent::ShimSeen& shim,
     if (count) {
         out["slots"] = *count;
     }
+    if (request != nullptr && request->generation == shim.generation) {
+        out["requested_since"] = request->since;
+        if (!request->refused.empty()) {
+            out["refused"] = request->refused;
+        }
+    }
     if (slots == nullptr) {
+        if (!unread.empty()) {
+            out["slots_unread"] = unread;
+        }
         return out;
     }
     const cluster::model::RolloutTarget target{
@@ -68,15 +80,13 @@ json rollout_json(const cluster::agent::ShimSeen& shim,
     return out;
 }
 
-// The slot Leases, when the API server answers; nullopt otherwise (status still works).
-std::optional<std::vector<cluster::model::SlotSeen>>
+// The slot Leases, when the API server answers and lets this credential read them; why not
+// otherwise (status still works).
+util::Expected<std::vector<cluster::model::SlotSeen>>
 read_slots(const cluster::agent::ClusterSource& source) {
-    auto client = source.client();
-    if (!client) {
-        return std::nullopt;
-    }
-    auto board = cluster::model::read_slot_board(*client, source.settings().namespace_name);
-    return board ? std::optional(board->slots()) : std::nullopt;
+    auto client = TRY(source.client());
+    auto board = TRY(cluster::model::read_slot_board(client, source.settings().namespace_name));
+    return board.slots();
 }
 
 void print_rollout(const json& rollout) {
@@ -89,6 +99,10 @@ void print_rollout(const json& rollout) {
     if (rollout.contains("slots")) {
         std::cout << ", " << rollout["slots"].get<int>() << " slot(s)";
     }
+    if (rollout.contains("requested_since")) {
+        std::cout << "; this node asks for a slot since "
+                  << rollout["requested_since"].get<std::string>();
+    }
     if (rollout.contains("holders")) {
         std::string names;
         for (const auto& holder : rollout["holders"]) {
@@ -98,6 +112,14 @@ void print_rollout(const json& rollout) {
         std::cout << "; held by " << (names.empty() ? "nobody" : names);
     }
     std::cout << "\n";
+    if (rollout.contains("refused")) {
+        std::cout << "    REFUSED: the API server refuses this node "
+                  << rollout["refused"].get<std::string>() << "\n";
+    }
+    if (rollout.contains("slots_unread")) {
+        std::cout << "    slot Leases not read: " << rollout["slots_unread"].get<std::string>()
+                  << "\n";
+    }
     if (rollout.contains("halted")) {
         std::cout << "    HALTED: " << rollout["halted"].get<std::string>() << "\n";
     }
@@ -139,7 +161,18 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
     }
     out.update(cluster_connection_json(*reading));
     const cluster::model::NodeShimKeys keys = cluster::model::shim_keys_of(reading->view.node);
-    const auto slots = reading->live ? read_slots(source) : std::nullopt;
+    std::optional<std::vector<cluster::model::SlotSeen>> slots;
+    std::string unread;
+    if (reading->live) {
+        auto read = read_slots(source);
+        if (read) {
+            slots = std::move(*read);
+        } else {
+            unread = read.error().message();
+        }
+    }
+    const cluster::model::SlotRequests requests =
+        cluster::model::slot_requests_of(keys.slot_requests);
     json shims = json::array();
     for (const auto& shim : reading->shims) {
         json entry{{"name", shim.name},
@@ -160,7 +193,9 @@ json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredS
             entry["label"] = label->second; // the handler this node is selected for
         }
         if (shim.selects || keys.annotations.contains(shim.name)) {
-            entry["rollout"] = rollout_json(shim, slots ? &*slots : nullptr);
+            const auto request = requests.find(shim.name);
+            entry["rollout"] = rollout_json(shim, slots ? &*slots : nullptr, unread,
+                                            request == requests.end() ? nullptr : &request->second);
         }
         shims.push_back(std::move(entry));
     }

@@ -125,6 +125,7 @@ void WatchState::on_http_error(const ApiStatus& status) {
         m_items.clear();
     }
     failed(std::move(problem));
+    m_refused = status.http_code == 401 || status.http_code == 403;
 }
 
 void WatchState::on_transport_error(std::string problem) {
@@ -145,6 +146,7 @@ void WatchState::relist() {
 
 void WatchState::failed(std::string problem) {
     m_last_problem = std::move(problem);
+    m_refused = false; // on_http_error says when it was a refusal
     ++m_failures;
     double unit = std::uniform_real_distribution<double>(0.0, 1.0)(m_rng);
     m_delay = retry_backoff(m_failures, m_settings.backoff_initial, m_settings.backoff_max, unit);
@@ -152,6 +154,7 @@ void WatchState::failed(std::string problem) {
 
 void WatchState::succeeded() {
     m_failures = 0;
+    m_refused = false;
     m_delay = std::chrono::milliseconds(0);
 }
 

@@ -53,6 +53,9 @@ public:
     unsigned lists_started() const { return m_lists; }
     unsigned watches_started() const { return m_watches; }
     const std::string& last_problem() const { return m_last_problem; }
+    // The API server refused the last request (HTTP 401 or 403) and nothing succeeded since: the
+    // credential may not do this, and retrying will not change that by itself.
+    bool refused() const { return m_refused; }
 
     // The query of the next request (list page or watch). Counts a list started.
     std::string next_query();
@@ -89,6 +92,7 @@ private:
     unsigned m_watches = 0;
     std::chrono::milliseconds m_delay{0};
     std::string m_last_problem;
+    bool m_refused = false;
 };
 
 } // namespace shimkeeper::kubeapi

@@ -110,7 +110,7 @@ model::SlotRequests AgentWatches::requests() {
         if (!target) {
             continue; // unresolved: nothing to ask for yet
         }
-        model::SlotRequest request{target->uid, target->generation, {}};
+        model::SlotRequest request{target->uid, target->generation, {}, m_slots.refused()};
         auto asked = m_asked_since.find(shim);
         if (asked != m_asked_since.end() && asked->second.is_for(*target)) {
             request.since = asked->second.since;
@@ -158,6 +158,25 @@ void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
     }
 }
 
+// A refused slot watch (the kubelet's credential may not read Leases outside kube-node-lease)
+// never syncs: the board says why, for the gate's wait, and the node's next report carries it in
+// its requests, where the coordinator shows it in the Shim's status. A refusal that comes or goes
+// wakes the daemon, so that its report says so.
+void AgentWatches::note_slot_watch_refusal() {
+    std::string refused;
+    if (m_lease_watch && m_lease_watch->state().refused()) {
+        refused = "watching its rollout slot Leases in namespace " + m_namespace + ": " +
+                  m_lease_watch->state().last_problem();
+    }
+    if (refused != m_slots.refused()) {
+        if (!refused.empty()) {
+            m_log.warning("rollout: the API server refuses " + refused);
+        }
+        m_slots.set_refused(std::move(refused));
+        m_wake_now = true;
+    }
+}
+
 bool AgentWatches::take_urgent() {
     const bool all_granted = std::ranges::all_of(m_waiting, [&](const auto& waiting) {
         return !waiting.second || m_claimed.contains(waiting.first);
@@ -175,6 +194,7 @@ bool AgentWatches::dispatch() {
     if (auto ran = m_loop->dispatch_pending(); !ran) {
         m_log.error("cluster watches: " + ran.error().message());
     }
+    note_slot_watch_refusal();
     // A watch that starts or stops failing is logged once, not per retry.
     const std::string problem = m_watch->problem();
     // Watches back in sync after failing (an API server back, a renewed token): a reconcile

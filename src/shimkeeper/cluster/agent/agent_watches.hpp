@@ -104,6 +104,7 @@ private:
     void on_slot_change(const std::string& shim);
     // Takes the slots granted for what waits, in `pass` (none: a new one, pinging m_heartbeat):
     // a claim runs on the daemon's loop, between or at the end of reconciles.
+    void note_slot_watch_refusal();
     void claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass = nullptr);
     std::function<void()> m_heartbeat;
     // The slot watch is open only while this node waits for a slot, holds one or has one

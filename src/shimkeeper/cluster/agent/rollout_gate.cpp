@@ -169,7 +169,12 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
         } else if (!need.target) {
             m_waiting[need.shim] = need.why_unresolved;
         } else if (granted && !watch_ready) {
-            m_waiting[need.shim] = "waiting for the watch on this node's rollout slots to sync";
+            m_waiting[need.shim] =
+                m_watched->refused().empty()
+                    ? "waiting for the watch on this node's rollout slots to sync"
+                    : "the API server refuses " + m_watched->refused() +
+                          " (a kubelet's credential may not read Leases outside kube-node-lease; "
+                          "a rolling Shim needs the node-bound token: README, \"Cluster mode\")";
         } else {
             const ShimSeen* shim = reading.find(need.shim);
             const model::SlotDecision decision =

@@ -115,6 +115,11 @@ Rollup rollup(const json& shim, const NodeViews& nodes) {
                 on_node.reason.empty() ? node_name : node_name + " (" + on_node.reason + ")");
         } else {
             ++out.counts.updating;
+            const SlotRequests requests = slot_requests_on(node);
+            if (const auto asked = requests.find(name);
+                asked != requests.end() && !asked->second.refused.empty()) {
+                out.refused.push_back(node_name + " (" + asked->second.refused + ")");
+            }
         }
     }
     return out;
@@ -146,6 +151,12 @@ std::vector<Condition> node_conditions(const json& shim, const Rollup& rollup) {
         progressing = {"Progressing", ConditionStatus::true_, "Updating",
                        of_selected(counts.updating, rollup) + " have not reached " + generation +
                            " yet"};
+        if (!rollup.refused.empty()) {
+            progressing.reason = "Refused";
+            progressing.message +=
+                "; the API server refuses what " + std::to_string(rollup.refused.size()) +
+                " of them need to take a rollout slot: " + names_text(rollup.refused);
+        }
     } else if (counts.failed > 0) {
         progressing = {"Progressing", ConditionStatus::false_, "InstallFailed",
                        "no node is still on its way; " + of_selected(counts.failed, rollup) +

@@ -36,6 +36,9 @@ struct Rollup {
     std::int64_t generation = 0;
     NodeCounts counts;
     std::vector<std::string> failures; // "node-a (sha256 mismatch)", selected nodes only
+    // Selected nodes on their way whose slot request says the API server refuses what they need
+    // to take a grant: "node-a (HTTP 403: ...)".
+    std::vector<std::string> refused;
     std::vector<std::string> carrying; // every Node with the shim's label or annotation
     // The same Nodes with what each says, for the deleting Shim's status: "node-b (removing:
     // blocked by 1 pod(s) ...)", "node-c (installed)" (an agent that does not act: stopped or

@@ -34,6 +34,10 @@ public:
     // A watch event on the namespace's Leases (not slot Leases are ignored).
     void apply(const kubeapi::WatchEvent& event);
     bool synced() const { return m_synced; }
+    // What the API server refuses that the board needs (its watch answered 401 or 403: the
+    // request and the server's message), empty when nothing is refused. The watch's owner says.
+    const std::string& refused() const { return m_refused; }
+    void set_refused(std::string refused) { m_refused = std::move(refused); }
 
     // Ordered by Lease name. A reference, not a copy: every watch event reads it, and copying a
     // board of tens of slots per event costs a waiting agent a sizeable share of its CPU.
@@ -51,6 +55,7 @@ private:
     std::vector<SlotSeen> m_slots; // ordered by Lease name
     std::map<std::string, std::uint64_t> m_events;
     bool m_synced = false;
+    std::string m_refused;
     Listener m_listener;
 };
 

@@ -16,6 +16,9 @@ std::string format_slot_requests(const SlotRequests& requests) {
     for (const auto& [shim, request] : requests) {
         out[shim] = {
             {"uid", request.uid}, {"generation", request.generation}, {"since", request.since}};
+        if (!request.refused.empty()) {
+            out[shim]["refused"] = request.refused;
+        }
     }
     return out.dump();
 }
@@ -31,10 +34,12 @@ SlotRequests slot_requests_of(const std::string& annotation) {
             !value.value("generation", json()).is_number_integer()) {
             continue;
         }
+        const auto text = [&](const char* key) {
+            return value.value(key, json()).is_string() ? value[key].get<std::string>()
+                                                        : std::string();
+        };
         SlotRequest request{value["uid"].get<std::string>(), value["generation"].get<long>(),
-                            value.value("since", json()).is_string()
-                                ? value["since"].get<std::string>()
-                                : std::string()};
+                            text("since"), text("refused")};
         if (!request.uid.empty() && request.generation > 0) {
             out[shim] = std::move(request);
         }

@@ -26,7 +26,9 @@
 namespace shimkeeper::cluster::model {
 
 // On the node's own Node, under shimkeeper's prefix (the node's admission policy allows only that
-// prefix): {"<shim>": {"uid": ..., "generation": ..., "since": ...}, ...}. The underscore keeps
+// prefix): {"<shim>": {"uid": ..., "generation": ..., "since": ..., "refused": ...}, ...}
+// ("refused" only while the API server refuses what the node needs to take a grant: the
+// coordinator shows it in the Shim's status, naming the node). The underscore keeps
 // it apart from the per-Shim keys, whose names are DNS subdomains and never contain one.
 inline constexpr const char* k_slot_requests_key = "shim.containerd.x-k8s.io/slot_requests";
 // On a slot Lease: its holder, so that a node can watch only its own (a label selector).
@@ -35,7 +37,14 @@ struct SlotRequest {
     std::string uid;
     long generation = 0;
     std::string since; // when this daemon began to wait (micro time): each wait asks anew
-    bool operator==(const SlotRequest&) const = default;
+    // What the API server refuses this node that it needs to take a grant (its watch of the
+    // slot Leases granted to it), with the server's message; empty when nothing is refused.
+    std::string refused{};
+    // The same request: uid, generation and since. A refusal that comes or goes is a remark on
+    // it, not a new request (a request served stays served).
+    bool operator==(const SlotRequest& other) const {
+        return uid == other.uid && generation == other.generation && since == other.since;
+    }
     bool is_for(const RolloutTarget& target) const {
         return uid == target.uid && generation == target.generation;
     }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A refusal that keeps a node out of a rollout is visible. One real sandboxed node whose agent (a
+# Type=notify unit) uses a kubelet-style client certificate, the coordinator running, and a
+# rolling Shim (maxUpdate 1) selecting the node. NodeRestriction refuses the kubelet's credential
+# every Lease outside kube-node-lease, so the agent cannot watch the slots granted to it:
+#   - within a minute the Shim's Progressing condition (reason Refused) names node-a and the API
+#     server's message;
+#   - the node's slot request on its Node carries the refusal, the agent's log and status.json
+#     say it, and `shimkeeper status` prints it;
+#   - nothing is installed.
+# seconds-about: 90
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_shim.sh"
+kube_require_peers
+node_reexec_in_namespace "$@"
+sk_init
+kube_up "$T/kube"
+node_shim_serve
+node_shim_artifact demo v1
+
+kube_create_node node-a wasm=true
+kubeconfig=$(kube_node_cert_kubeconfig node-a)
+node_up "$T/a"
+cat >>"$NODE_AGENT_CONFIG" <<TOML
+
+[kube]
+kubeconfig = "$kubeconfig"
+TOML
+agent_log=$NODE_DIR/log/agent.log
+status_json=$NODE_DIR/run/status.json
+unit=shimkeeper-agent.service
+node_agent_unit "$unit" 60 120 "$agent_log" --log-level debug run --status-file "$status_json"
+systemctl --user start "$unit" || fail "the agent did not start: $(tail -n 30 "$agent_log")"
+
+coordinator_log=$T/coordinator.log
+cat >"$T/coordinator.toml" <<TOML
+[kube]
+kubeconfig = "$(kube_kubeconfig coordinator)"
+TOML
+"$SHIMKEEPER" -c "$T/coordinator.toml" --log-level debug coordinate --identity coord-a \
+    >"$coordinator_log" 2>&1 &
+sk_track $!
+
+kube_shim_yaml demo "$SERVER_URL/demo-v1.tar.gz" "$(node_shim_digest demo v1)" \
+    "  nodeSelector: {wasm: \"true\"}
+  rolloutStrategy: {type: rolling, rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
+
+progressing() {
+    kube_admin get shim demo -o json | python3 -c 'import json, sys
+for c in json.load(sys.stdin).get("status", {}).get("conditions", []):
+    if c["type"] == "Progressing":
+        print(c["reason"] + ": " + c["message"])'
+}
+refused_in_status() { [[ "$(progressing)" == "Refused: "*"node-a ("*"HTTP 403"* ]]; }
+kube_wait_for 60 refused_in_status ||
+    fail "the Shim's status does not name node-a and the refusal within a minute: $(progressing); the agent: $(tail -n 20 "$agent_log")"
+echo "Shim's Progressing: $(progressing)"
+[[ "$(progressing)" == *"watching its rollout slot Leases in namespace shimkeeper-system"* ]] ||
+    fail "the status does not say which request was refused: $(progressing)"
+
+requests=$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/slot_requests}')
+[[ $requests == *'"refused":"watching its rollout slot Leases'*'HTTP 403'* ]] ||
+    fail "node-a's slot request does not carry the refusal: $requests"
+grep -q "rollout: the API server refuses watching its rollout slot Leases" "$agent_log" ||
+    fail "the agent's log does not say it: $(tail -n 20 "$agent_log")"
+said_waiting() { python3 -c 'import json, sys
+print(json.load(open(sys.argv[1])).get("result", {}).get("waiting", {}).get("demo", ""))' "$status_json"; }
+waiting_refused() { [[ "$(said_waiting)" == "the API server refuses watching its rollout slot Leases"*"HTTP 403"*"node-bound token"* ]]; }
+kube_wait_for 30 waiting_refused || fail "status.json's waiting for demo: $(said_waiting)"
+expect_exit 0 ski status
+expect_output_contains "REFUSED: the API server refuses this node watching its rollout slot Leases in namespace shimkeeper-system: HTTP 403"
+expect_output_contains "this node asks for a slot since"
+node_cri_lacks_handler demo || fail "demo was installed although no slot could be taken"
+echo "PASS: the refusal shows on the Shim, the Node, the agent's log and status"
