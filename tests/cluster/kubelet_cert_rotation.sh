@@ -30,15 +30,9 @@ pki=$KUBE_DIR/pki/node-node-a # kube_node_cert_kubeconfig's folder for node-a
 mv "$pki/kubelet-client-current.pem" "$pki/kubelet-client-2026-11-29-10-00-00.pem"
 ln -s kubelet-client-2026-11-29-10-00-00.pem "$pki/kubelet-client-current.pem"
 node_up "$T/a"
-cat >>"$NODE_AGENT_CONFIG" <<TOML
-
-[kube]
-kubeconfig = "$kubeconfig"
-TOML
+node_agent_start_in_cluster "$kubeconfig"
 agent_log=$NODE_DIR/log/agent.log
 unit=shimkeeper-agent.service
-node_agent_unit "$unit" 60 120 "$agent_log" --log-level debug run
-systemctl --user start "$unit" || fail "the agent did not start: $(tail -n 30 "$agent_log")"
 unit_line() {
     local p
     for p in NRestarts MainPID ActiveState; do printf '%s=%s ' "$p" "$(systemctl --user show -p "$p" --value "$unit")"; done

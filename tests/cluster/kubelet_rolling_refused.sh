@@ -23,16 +23,9 @@ node_shim_artifact demo v1
 kube_create_node node-a wasm=true
 kubeconfig=$(kube_node_cert_kubeconfig node-a)
 node_up "$T/a"
-cat >>"$NODE_AGENT_CONFIG" <<TOML
-
-[kube]
-kubeconfig = "$kubeconfig"
-TOML
 agent_log=$NODE_DIR/log/agent.log
 status_json=$NODE_DIR/run/status.json
-unit=shimkeeper-agent.service
-node_agent_unit "$unit" 60 120 "$agent_log" --log-level debug run --status-file "$status_json"
-systemctl --user start "$unit" || fail "the agent did not start: $(tail -n 30 "$agent_log")"
+node_agent_start_in_cluster "$kubeconfig" --status-file "$status_json"
 
 coordinator_log=$T/coordinator.log
 cat >"$T/coordinator.toml" <<TOML

@@ -195,3 +195,16 @@ node_cri_lacks_handler() {
 node_health_timeout() {
     printf '\n[health]\ntimeout = %s\n' "$1" >>"$NODE_AGENT_CONFIG"
 }
+
+# node_agent_start_in_cluster KUBECONFIG [RUN-ARGS...]: adds [kube] with KUBECONFIG (no node_name:
+# the credential names the Node) to the agent's config and starts the agent as the Type=notify
+# unit shimkeeper-agent.service (watchdog 60 s), logging to $NODE_DIR/log/agent.log, with
+# `--log-level debug run RUN-ARGS...`.
+node_agent_start_in_cluster() {
+    local kubeconfig=$1
+    shift
+    printf '\n[kube]\nkubeconfig = "%s"\n' "$kubeconfig" >>"$NODE_AGENT_CONFIG"
+    node_agent_unit shimkeeper-agent.service 60 120 "$NODE_DIR/log/agent.log" --log-level debug run "$@"
+    systemctl --user start shimkeeper-agent.service ||
+        fail "the agent did not start: $(tail -n 30 "$NODE_DIR/log/agent.log")"
+}
