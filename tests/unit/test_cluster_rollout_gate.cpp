@@ -176,15 +176,6 @@ TEST(ClusterRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeRelea
     EXPECT_EQ(claimed.size(), 1U);
 }
 
-TEST(ClusterRolloutGate, ASlotClaimedAtAnIndexTheSlotCountNoLongerHasIsLeftToBeReleased) {
-    // Slot 2 claimed while 50% of 6 nodes made 3 slots; the count is 1 now.
-    const auto now = std::chrono::steady_clock::now();
-    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 3}, now, 2);
-    EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 1}, now));
-    EXPECT_EQ(claimed.size(), 1U);
-    EXPECT_TRUE(use_claimed(claimed, {"demo", "u-demo", 3, 3}, now));
-}
-
 TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARenewal) {
     const auto now = std::chrono::steady_clock::now();
     ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2},

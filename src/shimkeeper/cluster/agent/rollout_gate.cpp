@@ -91,9 +91,8 @@ std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutT
         return std::nullopt;
     }
     const model::RolloutTarget& had = found->second.held.target;
-    const int index = model::slot_index_of(kubeapi::name_of(found->second.held.lease));
     if (had.uid != target.uid || had.generation != target.generation ||
-        index >= std::max(target.slots, 1) || now - found->second.at > k_slot_lease_duration / 3) {
+        now - found->second.at > k_slot_lease_duration / 3) {
         return std::nullopt;
     }
     HeldSlot held = std::move(found->second.held);
