@@ -148,11 +148,9 @@ TEST(ClusterRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
     EXPECT_EQ(std::ranges::find(report.forget, "upgraded"), report.forget.end());
 }
 
-ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at,
-                   int index = 0) {
+ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at) {
     json lease = {
-        {"metadata",
-         {{"name", model::slot_lease_name(target.shim, index)}, {"resourceVersion", "7"}}}};
+        {"metadata", {{"name", model::slot_lease_name(target.shim, 0)}, {"resourceVersion", "7"}}}};
     return {{target.shim, ClaimedSlot{HeldSlot{target, lease, at, {}}, at}}};
 }
 

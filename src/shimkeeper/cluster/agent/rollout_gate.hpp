@@ -72,8 +72,8 @@ std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& ou
                                     const std::vector<std::string>& refused_about);
 
 // Pure: the claimed slot for `target` (same Shim object and generation), taken from `claimed`,
-// while it is fresh enough to trust without a renewal (a third of the
-// lease duration); what is left in `claimed` is not wanted and should be released.
+// while it is fresh enough to trust without a renewal (a third of the lease duration); what is
+// left in `claimed` is not wanted and should be released.
 std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
                                     std::chrono::steady_clock::time_point now);
 

@@ -31,6 +31,13 @@ std::string annotation(const json& lease, const char* key) {
                                                             : std::string();
 }
 
+// A slot of an older generation than the target's at an index its slot count lacks: released,
+// never carried into the target's generation.
+bool beyond_new_count(const SlotLease& lease, const RolloutTarget& target) {
+    return lease.generation != target.generation &&
+           slot_index_of(lease.name) >= std::max(target.slots, 1);
+}
+
 } // namespace
 
 int slot_index_of(const std::string& name) {
@@ -120,8 +127,7 @@ std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots
         const SlotLease& lease = slot.lease;
         const int index = slot_index_of(lease.name);
         if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
-            lease.failed.empty() && index >= 0 &&
-            (lease.generation == target.generation || index < std::max(target.slots, 1))) {
+            lease.failed.empty() && index >= 0 && !beyond_new_count(lease, target)) {
             return SlotDecision{lease.generation == target.generation ? SlotDecision::Kind::hold
                                                                       : SlotDecision::Kind::take,
                                 index,
@@ -139,8 +145,7 @@ std::vector<const SlotSeen*> own_slots_beyond_count(const std::vector<SlotSeen>&
     for (const SlotSeen& slot : slots) {
         const SlotLease& lease = slot.lease;
         if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
-            lease.failed.empty() && lease.generation != target.generation &&
-            slot_index_of(lease.name) >= std::max(target.slots, 1)) {
+            lease.failed.empty() && beyond_new_count(lease, target)) {
             out.push_back(&slot);
         }
     }
