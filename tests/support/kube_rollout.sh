@@ -35,6 +35,8 @@
 #   ROLLOUT_LINGER=SECONDS         with ROLLOUT_STEPS: each transaction stays that long between
 #                                  its first change and its commit, so that two that overlap
 #                                  are seen to (a --no-restart transaction is milliseconds)
+#   ROLLOUT_HOLD_AT_LINKS=FILE     with ROLLOUT_STEPS: each transaction waits at its first change
+#                                  until FILE exists (set it for one rollout_start_agent only)
 #   rollout_start_agent NODE [KUBECONFIG]   (re)starts NODE's agent on its sandbox root, with
 #                                  another kubeconfig if given
 #   rollout_log_order LOG SHIM     the agent log LOG has "took slot", then the committed change,
@@ -48,9 +50,10 @@
 #   rollout_no_slot_after RV [SHIM] the Lease record has no slot (of SHIM) taken (created, or
 #                                  taken over unfailed) after RV: a halt halts (slots_after.py)
 #   rollout_slot_holders           "NAME HOLDER" of each slot Lease
-#   rollout_kill_a_holder          SIGKILLs the agent of a node while it holds a slot: sets
-#                                  VICTIM, SLOT and RENEWED (the slot's last renewTime); a node
-#                                  that had just finished is restarted and another one chosen
+#   rollout_kill_a_holder          SIGKILLs the agent of a node while it holds a slot, before its
+#                                  point of no return: sets VICTIM, SLOT and RENEWED (the slot's
+#                                  last renewTime); a node that had just finished, or had marked
+#                                  its slot committing, is restarted and another one chosen
 #   rollout_takeover_window        waits for another node to take SLOT, then prints how long after
 #                                  RENEWED it did (the API server's times) and fails unless that is
 #                                  15 to 20 s: the lease ran out, not before, and not much later
@@ -118,6 +121,8 @@ rollout_start_agent() {
         local linger=""
         [[ -n ${ROLLOUT_LINGER:-} ]] &&
             linger="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then sleep $ROLLOUT_LINGER; fi"
+        [[ -n ${ROLLOUT_HOLD_AT_LINKS:-} ]] &&
+            linger+="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then while [ ! -e '$ROLLOUT_HOLD_AT_LINKS' ]; do sleep 0.2; done; fi"
         env=("SHIMKEEPER_FAULT_RUN=*:echo \"$node \$SHIMKEEPER_FAULT_STEP \$(date +%s.%N)\" >>'$ROLLOUT_STEPS'$linger")
     fi
     env "${env[@]}" "$SHIMKEEPER" --root "$T/roots/$node" --log-level debug run --no-restart \
@@ -210,14 +215,15 @@ rollout_pick_holder() {
 }
 
 rollout_kill_a_holder() {
-    local attempt holder
+    local attempt holder committing
     for attempt in 1 2 3 4 5; do
         kube_wait_for 60 rollout_pick_holder || fail "no worker took a slot"
         kill -KILL "${ROLLOUT_PIDS[$VICTIM]}"
-        read -r holder RENEWED < <(kube_admin get lease "$SLOT" -n shimkeeper-system \
-            -o jsonpath='{.spec.holderIdentity} {.spec.renewTime}' 2>/dev/null) || true
-        [[ $holder == "$VICTIM" ]] && return 0
-        # Killed between two kubectl calls, it may have just finished.
+        read -r holder RENEWED committing < <(kube_admin get lease "$SLOT" -n shimkeeper-system \
+            -o jsonpath='{.spec.holderIdentity} {.spec.renewTime} {.metadata.annotations.shim\.containerd\.x-k8s\.io/committing}' 2>/dev/null) || true
+        [[ $holder == "$VICTIM" && -z $committing ]] && return 0
+        # Killed between two kubectl calls, it may have just finished; killed past its point of
+        # no return (its slot marked committing), its slot is kept longer than a lease.
         rollout_start_agent "$VICTIM"
     done
     fail "no worker could be killed while it held a slot"

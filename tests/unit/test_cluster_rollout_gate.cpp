@@ -208,6 +208,25 @@ TEST(ClusterRolloutGate, OnlyASlotConfirmedWithinTwoThirdsOfItsLeaseAndNotLostIs
     EXPECT_NE(lost->find("no longer this node's: node n2 holds it now"), std::string::npos);
 }
 
+// Past the point of no return only on a fresh slot whose committing mark the API server
+// confirmed: the version this node last wrote carries it.
+TEST(ClusterRolloutGate, OnlyAFreshSlotWithAConfirmedCommittingMarkLetsTheChangeBegin) {
+    HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
+    const auto now = held.confirmed;
+    auto unmarked = why_slot_not_committed(held, k_slot_lease_duration, now);
+    ASSERT_TRUE(unmarked);
+    EXPECT_NE(unmarked->find("has not confirmed this node's mark on rollout slot spin-slot-0"),
+              std::string::npos)
+        << *unmarked;
+    held.committing = std::chrono::seconds(300); // asked for, not yet in a confirmed version
+    EXPECT_TRUE(why_slot_not_committed(held, k_slot_lease_duration, now));
+    held.lease["metadata"]["annotations"][model::k_slot_committing_key] = "300";
+    EXPECT_EQ(why_slot_not_committed(held, k_slot_lease_duration, now), std::nullopt);
+    auto stale = why_slot_not_committed(held, k_slot_lease_duration, now + std::chrono::seconds(10));
+    ASSERT_TRUE(stale);
+    EXPECT_NE(stale->find("may be another node's by now"), std::string::npos) << *stale;
+}
+
 // A renewal whose answer was lost left this node at an older resourceVersion: the Lease the API
 // server has is still the one it took (holder, object, generation, acquisition) and is adopted;
 // the same name created again by anyone (even this node, later) is not.

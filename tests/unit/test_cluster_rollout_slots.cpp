@@ -203,6 +203,49 @@ TEST(ClusterSlotDecision, AnOwnSlotAboveANewGenerationsSlotCountIsReleasedNotCar
     EXPECT_TRUE(own_slots_beyond_count({slot(2, "n1", narrower)}, narrower, "n1").empty());
 }
 
+SlotSeen committing_slot(const std::string& mark, Clock::time_point seen) {
+    SlotSeen out = slot(0, "a", k_target, "", seen);
+    out.lease.object["metadata"]["annotations"][k_slot_committing_key] = mark;
+    out.lease = slot_lease_of(out.lease.object);
+    return out;
+}
+
+TEST(ClusterSlotReclaim, ASlotPastItsHoldersPointOfNoReturnIsKeptForWhatTheHolderSaidItMayTake) {
+    const auto now = Clock::now();
+    // Marked committing for 300 s: unrenewed for a lease and more, it is still kept...
+    EXPECT_EQ(slot_reclaim_reason(committing_slot("300", now - seconds(16)), &k_shim_object, now),
+              std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(committing_slot("300", now - seconds(314)), &k_shim_object, now),
+              std::nullopt);
+    // ...until a lease and the 300 s have passed on the coordinator's clock.
+    EXPECT_EQ(slot_reclaim_reason(committing_slot("300", now - seconds(316)), &k_shim_object, now),
+              "holder a did not renew it within 315 s (a lease, and the 300 s it said its "
+              "transaction may take past its point of no return)");
+    EXPECT_EQ(next_slot_expiry({committing_slot("300", now)}), now + seconds(315));
+    // A mark that is no number of seconds extends nothing; a huge one is cut to the maximum.
+    EXPECT_NE(slot_reclaim_reason(committing_slot("soon", now - seconds(16)), &k_shim_object, now),
+              std::nullopt);
+    EXPECT_EQ(next_slot_expiry({committing_slot("99999999", now)}),
+              now + k_slot_lease_duration + k_max_commit_allowance);
+}
+
+TEST(ClusterSlotReclaim, ALeaseDurationTheHolderWroteDoesNotKeepItsSlotLonger) {
+    const auto now = Clock::now();
+    SlotSeen forever = slot(0, "a", k_target, "", now - seconds(16));
+    forever.lease.object["spec"]["leaseDurationSeconds"] = 2147483647;
+    forever.lease = slot_lease_of(forever.lease.object);
+    EXPECT_EQ(slot_reclaim_reason(forever, &k_shim_object, now),
+              "holder a did not renew it within 15 s");
+}
+
+TEST(ClusterSlotLease, ASlotTakenAgainDropsItsCommittingMark) {
+    json old = committing_slot("300", Clock::now()).lease.object;
+    RolloutTarget next = k_target;
+    next.generation = 5;
+    EXPECT_EQ(slot_lease_of(slot_lease_for(next, 0, "a", seconds(15), "T", &old)).committing,
+              seconds(0));
+}
+
 TEST(ClusterSlotLease, TheLeaseNamesTheShimUidAndGenerationAndATakeoverDropsTheFailure) {
     json old = slot(0, "bad", k_target, "reason").lease.object;
     RolloutTarget next = k_target;

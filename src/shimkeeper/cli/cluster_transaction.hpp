@@ -14,9 +14,12 @@ namespace shimkeeper::cli {
 
 std::unique_ptr<cluster::agent::ClusterReport> cluster_report_for(const Context& ctx);
 
-// `watched`: the daemon's slot board (nullptr for apply); `claimed`: slots the daemon took.
+// `restart`: the transaction's (it bounds how long the gate's slots are held past the point of
+// no return); `watched`: the daemon's slot board (nullptr for apply); `claimed`: slots the daemon
+// took.
 util::Expected<std::unique_ptr<cluster::agent::RolloutGate>>
-rollout_gate_for(const Context& ctx, const cluster::model::SlotBoard* watched,
+rollout_gate_for(const Context& ctx, reconcile::Restart restart,
+                 const cluster::model::SlotBoard* watched,
                  cluster::agent::ClaimedSlots claimed = {});
 
 } // namespace shimkeeper::cli

@@ -55,7 +55,7 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     const reconcile::GuardedDesired guarded = TRY(reconcile::guard_removals(node, *desired));
     desired = guarded.desired;
     // No watch here: the slots are read once; a Shim whose turn has not come stays as it is.
-    auto gate = TRY(rollout_gate_for(ctx, nullptr));
+    auto gate = TRY(rollout_gate_for(ctx, restart, nullptr));
     std::map<std::string, std::string> waiting;
     if (gate) {
         desired = TRY(gate->admit(*desired));

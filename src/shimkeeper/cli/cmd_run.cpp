@@ -104,7 +104,7 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     // Slots the watches took since the last reconcile; kept for the next one while there is no
     // reading to judge them by (rollout_gate_for makes no gate then).
     const bool judged = watches != nullptr && ctx.cluster && ctx.cluster->last_reading();
-    auto gate = rollout_gate_for(ctx, watches ? &watches->slots() : nullptr,
+    auto gate = rollout_gate_for(ctx, restart, watches ? &watches->slots() : nullptr,
                                  judged ? watches->take_claimed() : cluster::agent::ClaimedSlots{});
     if (!gate) {
         return failed(gate.error());

@@ -103,7 +103,8 @@ std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutT
 
 util::Expected<std::unique_ptr<RolloutGate>>
 RolloutGate::create(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
-                    const model::SlotBoard* watched, ClaimedSlots claimed) {
+                    const model::SlotBoard* watched, std::chrono::seconds longest_commit,
+                    ClaimedSlots claimed) {
     if (!cluster.last_reading()) {
         return nullptr;
     }
@@ -112,14 +113,16 @@ RolloutGate::create(const ClusterSource& cluster, const store::Store& store, con
     // not asked (the slot waits, or expires on its own).
     auto client = TRY(cluster.client());
     return std::unique_ptr<RolloutGate>(
-        new RolloutGate(cluster, store, log, std::move(client), watched, std::move(claimed)));
+        new RolloutGate(cluster, store, log, std::move(client), watched, longest_commit,
+                        std::move(claimed)));
 }
 
 RolloutGate::RolloutGate(const ClusterSource& cluster, const store::Store& store,
                          const util::Log& log, kubeapi::Client client,
-                         const model::SlotBoard* watched, ClaimedSlots claimed)
+                         const model::SlotBoard* watched, std::chrono::seconds longest_commit,
+                         ClaimedSlots claimed)
     : m_cluster(cluster), m_store(store), m_log(log), m_client(std::move(client)),
-      m_watched(watched), m_claimed(std::move(claimed)) {}
+      m_watched(watched), m_longest_commit(longest_commit), m_claimed(std::move(claimed)) {}
 
 RolloutGate::~RolloutGate() = default;
 
@@ -288,7 +291,7 @@ void RolloutGate::attach(reconcile::Node& node) {
         if (earlier) {
             TRY(earlier(plan, state));
         }
-        return confirm_fresh_slots();
+        return mark_slots_committing();
     };
     node.refused_about = [this](const std::vector<std::string>& shims) {
         m_refused_about = shims;
@@ -299,9 +302,27 @@ util::Expected<void> RolloutGate::confirm_fresh_slots() {
     if (!m_renewal) {
         return {};
     }
+    return refuse_unless_every_slot(m_renewal->held(), why_slot_not_fresh);
+}
+
+util::Expected<void> RolloutGate::mark_slots_committing() {
+    if (!m_renewal) {
+        return {};
+    }
+    // Waiting longer than the trust window is pointless: a mark confirmed later is stale anyway.
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        k_slot_lease_duration * 2 / 3);
+    return refuse_unless_every_slot(m_renewal->renew_committing(m_longest_commit, wait),
+                                    why_slot_not_committed);
+}
+
+util::Expected<void> RolloutGate::refuse_unless_every_slot(
+    const std::vector<HeldSlot>& slots,
+    std::optional<std::string> (*why_not)(const HeldSlot&, std::chrono::seconds,
+                                          std::chrono::steady_clock::time_point)) {
     const auto now = std::chrono::steady_clock::now();
-    for (const HeldSlot& held : m_renewal->held()) {
-        if (auto why = why_slot_not_fresh(held, k_slot_lease_duration, now)) {
+    for (const HeldSlot& held : slots) {
+        if (auto why = why_not(held, k_slot_lease_duration, now)) {
             const std::string message = "not changing Shim/" + held.target.shim + " generation " +
                                         std::to_string(held.target.generation) + ": " + *why +
                                         "; the node stays as it is and waits for a slot again";

@@ -83,12 +83,14 @@ public:
     // daemon's own-slot watch, slot_grant.hpp): admit() holds only those and otherwise waits for
     // a grant (also while that watch is closed or not synced yet: the daemon opens it for what
     // waits); nullptr (apply): admit() lists every slot once, if any Shim needs one, and may
-    // create a free one itself. `claimed`: slots the
-    // daemon already took; admit() uses them or releases them. All three references must
-    // outlive the gate.
+    // create a free one itself. `longest_commit`: what the transaction may take past its point
+    // of no return (reconcile/commit_bound.hpp), the committing mark of its slots. `claimed`:
+    // slots the daemon already took; admit() uses them or releases them. All three references
+    // must outlive the gate.
     static util::Expected<std::unique_ptr<RolloutGate>>
     create(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
-           const model::SlotBoard* watched, ClaimedSlots claimed = {});
+           const model::SlotBoard* watched, std::chrono::seconds longest_commit,
+           ClaimedSlots claimed = {});
     ~RolloutGate();
 
     // Takes what slots it can and narrows `desired` to what this node may change now; starts
@@ -119,17 +121,26 @@ public:
 
 private:
     RolloutGate(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
-                kubeapi::Client client, const model::SlotBoard* watched, ClaimedSlots claimed);
+                kubeapi::Client client, const model::SlotBoard* watched,
+                std::chrono::seconds longest_commit, ClaimedSlots claimed);
     void release_unclaimed(SlotKeeper& keeper);
     void release_slots_beyond_count(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,
                                     const std::vector<SlotNeed>& needs);
     util::Expected<void> confirm_fresh_slots();
+    // The last check before the first change: every slot renewed with its committing mark
+    // (m_longest_commit), confirmed, and fresh.
+    util::Expected<void> mark_slots_committing();
+    util::Expected<void> refuse_unless_every_slot(
+        const std::vector<HeldSlot>& slots,
+        std::optional<std::string> (*why_not)(const HeldSlot&, std::chrono::seconds,
+                                              std::chrono::steady_clock::time_point));
 
     const ClusterSource& m_cluster;
     const store::Store& m_store;
     const util::Log& m_log;
     kubeapi::Client m_client;
     const model::SlotBoard* m_watched;
+    std::chrono::seconds m_longest_commit;
     ClaimedSlots m_claimed;
     std::map<std::string, std::string> m_waiting;
     std::map<std::string, std::optional<model::RolloutTarget>> m_waiting_for;

@@ -46,6 +46,21 @@ std::optional<std::string> why_slot_not_fresh(const HeldSlot& held, std::chrono:
     return std::nullopt;
 }
 
+std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
+                                                  std::chrono::seconds duration,
+                                                  std::chrono::steady_clock::time_point now) {
+    if (auto why = why_slot_not_fresh(held, duration, now)) {
+        return why;
+    }
+    if (model::slot_lease_of(held.lease).committing.count() <= 0) {
+        return "the API server has not confirmed this node's mark on rollout slot " +
+               kubeapi::name_of(held.lease) +
+               " that it is past its point of no return: it may be another node's by the time "
+               "the change ends";
+    }
+    return std::nullopt;
+}
+
 bool still_held(const model::SlotLease& current, const HeldSlot& held, const std::string& me) {
     const json::json_pointer acquired("/spec/acquireTime");
     return current.holder == me && current.uid == held.target.uid &&
@@ -147,6 +162,10 @@ util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
         const auto sent = std::chrono::steady_clock::now();
         json lease = held.lease;
         lease["spec"]["renewTime"] = kubeapi::micro_time(std::chrono::system_clock::now());
+        if (held.committing.count() > 0) {
+            lease["metadata"]["annotations"][model::k_slot_committing_key] =
+                std::to_string(held.committing.count());
+        }
         auto written = m_client.update(kubeapi::leases_resource(), m_ns, lease);
         if (written) {
             held.lease = std::move(*written);
@@ -215,14 +234,35 @@ std::vector<HeldSlot> SlotRenewal::held() const {
     return m_held;
 }
 
+std::vector<HeldSlot> SlotRenewal::renew_committing(std::chrono::seconds allowance,
+                                                    std::chrono::milliseconds wait) {
+    std::unique_lock lock(m_mutex);
+    m_committing = allowance;
+    m_committing_confirmed = false;
+    m_wake.notify_all();
+    m_wake.wait_for(lock, wait, [this] { return m_committing_confirmed || m_stopping.load(); });
+    return m_held;
+}
+
 void SlotRenewal::loop() {
     const auto period =
         std::chrono::duration_cast<std::chrono::milliseconds>(m_keeper.duration()) / 3;
     std::unique_lock lock(m_mutex);
-    while (!m_wake.wait_for(lock, period, [this] { return m_stopping.load(); })) {
+    const auto commit_asked = [this] {
+        return m_committing.count() > 0 && !m_committing_confirmed;
+    };
+    for (;;) {
+        m_wake.wait_for(lock, period, [&] { return m_stopping.load() || commit_asked(); });
+        if (m_stopping) {
+            break;
+        }
+        const bool committing_round = commit_asked();
         // Renewed on a copy, without the lock: a request can hang for as long as the client
         // lets it, and the gate must still read how fresh each slot is meanwhile.
         std::vector<HeldSlot> renewing = m_held;
+        for (HeldSlot& held : renewing) {
+            held.committing = std::max(held.committing, m_committing);
+        }
         lock.unlock();
         m_client.join_pass(std::make_shared<kubeapi::ApiPass>(
             std::function<void()>{}, [this] { return !m_stopping.load(); }));
@@ -243,6 +283,10 @@ void SlotRenewal::loop() {
         }
         lock.lock();
         m_held = std::move(renewing);
+        if (committing_round) {
+            m_committing_confirmed = true; // whatever the answers: the gate judges each slot
+            m_wake.notify_all();
+        }
     }
 }
 

@@ -31,6 +31,9 @@ struct HeldSlot {
     // When the request of the last confirmed write (take or renewal) was sent.
     std::chrono::steady_clock::time_point confirmed{};
     std::string lost; // why the slot is no longer this node's; empty while it is
+    // Once set (SlotRenewal::renew_committing), every write of the slot carries it as its
+    // committing mark (slot_lease.hpp): this node is past its point of no return.
+    std::chrono::seconds committing{0};
 };
 
 // Why `held` may not be trusted as this node's slot at `now`: lost, or not confirmed for two
@@ -38,6 +41,12 @@ struct HeldSlot {
 // nullopt: fresh.
 std::optional<std::string> why_slot_not_fresh(const HeldSlot& held, std::chrono::seconds duration,
                                               std::chrono::steady_clock::time_point now);
+
+// Why `held` may not be trusted at `now` for a transaction past its point of no return:
+// why_slot_not_fresh, or its committing mark not confirmed by the API server yet. nullopt: go on.
+std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
+                                                  std::chrono::seconds duration,
+                                                  std::chrono::steady_clock::time_point now);
 
 // Pure: whether `current` (the Lease as the API server has it now) is still the slot this node
 // took, `held`: same holder, object, generation and acquisition, not failed. Only then may a
@@ -95,6 +104,11 @@ public:
     std::vector<HeldSlot> stop();
     // The slots as the last renewals left them (the thread keeps renewing).
     std::vector<HeldSlot> held() const;
+    // Has the thread renew every slot at once, each now carrying `allowance` as its committing
+    // mark (and every later renewal too), and waits until that round has ended or `wait` has
+    // passed: the slots as they are then.
+    std::vector<HeldSlot> renew_committing(std::chrono::seconds allowance,
+                                           std::chrono::milliseconds wait);
 
 private:
     void loop();
@@ -107,6 +121,9 @@ private:
     // Also read without the lock between requests: once set, the thread asks nothing more, so
     // stop() waits for at most the request in flight.
     std::atomic<bool> m_stopping = false;
+    // renew_committing's request: the allowance, and whether a round has carried it yet.
+    std::chrono::seconds m_committing{0};
+    bool m_committing_confirmed = false;
     std::vector<HeldSlot> m_held;
     std::thread m_thread;
 };

@@ -14,12 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-// How long the coordinator lets a holder go without renewing before it frees the slot.
-std::chrono::seconds reclaim_after(const SlotLease& lease) {
-    // Half of it: a deliberately broken coordinator, for tests of the tests only (fault.hpp).
-    return reconcile::fault_switch("slot-reclaim-early") ? lease.duration / 2 : lease.duration;
-}
-
 std::string annotation(const json& lease, const char* key) {
     const json::json_pointer where("/metadata/annotations");
     if (!lease.contains(where) || !lease.at(where).is_object()) {
@@ -39,6 +33,14 @@ bool beyond_new_count(const SlotLease& lease, const RolloutTarget& target) {
 }
 
 } // namespace
+
+std::chrono::seconds slot_reclaim_after(const SlotLease& lease) {
+    // Half a lease: a deliberately broken coordinator, for tests of the tests only (fault.hpp).
+    if (reconcile::fault_switch("slot-reclaim-early")) {
+        return k_slot_lease_duration / 2;
+    }
+    return k_slot_lease_duration + std::min(lease.committing, k_max_commit_allowance);
+}
 
 int slot_index_of(const std::string& name) {
     const auto at = name.rfind("-slot-");
@@ -74,6 +76,13 @@ SlotLease slot_lease_of(const json& lease) {
     const std::string generation = annotation(lease, k_slot_generation_key);
     std::from_chars(generation.data(), generation.data() + generation.size(), out.generation);
     out.failed = annotation(lease, k_slot_failed_key);
+    const std::string committing = annotation(lease, k_slot_committing_key);
+    long seconds = 0;
+    auto [end, ec] =
+        std::from_chars(committing.data(), committing.data() + committing.size(), seconds);
+    if (ec == std::errc() && end == committing.data() + committing.size() && seconds > 0) {
+        out.committing = std::chrono::seconds(seconds);
+    }
     out.holder = lease.value(json::json_pointer("/spec/holderIdentity"), std::string());
     const json::json_pointer duration("/spec/leaseDurationSeconds");
     if (lease.contains(duration) && lease.at(duration).is_number_integer()) {
@@ -98,6 +107,7 @@ json slot_lease_for(const RolloutTarget& target, int index, const std::string& h
     annotations[k_slot_uid_key] = target.uid;
     annotations[k_slot_generation_key] = std::to_string(target.generation);
     annotations.erase(k_slot_failed_key);
+    annotations.erase(k_slot_committing_key); // a slot taken again is not past anything yet
     json& labels = metadata["labels"];
     if (!labels.is_object()) {
         labels = json::object();
@@ -190,7 +200,7 @@ SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget
 std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const json* shim,
                                                std::chrono::steady_clock::time_point now) {
     const SlotLease& lease = slot.lease;
-    const bool expired_here = now - slot.seen > reclaim_after(lease);
+    const bool expired_here = now - slot.seen > slot_reclaim_after(lease);
     const bool live = lease.failed.empty() && !lease.holder.empty() && !expired_here;
     const std::string uid =
         shim != nullptr ? shim->value(json::json_pointer("/metadata/uid"), std::string()) : "";
@@ -210,8 +220,13 @@ std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const json*
         return std::nullopt; // the halt stands until a new generation or an operator's delete
     }
     if (expired_here) {
+        const std::string past =
+            lease.committing.count() > 0
+                ? " (a lease, and the " + std::to_string(lease.committing.count()) +
+                      " s it said its transaction may take past its point of no return)"
+                : "";
         return "holder " + lease.holder + " did not renew it within " +
-               std::to_string(reclaim_after(lease).count()) + " s";
+               std::to_string(slot_reclaim_after(lease).count()) + " s" + past;
     }
     return std::nullopt;
 }
@@ -221,7 +236,7 @@ next_slot_expiry(const std::vector<SlotSeen>& slots) {
     std::optional<std::chrono::steady_clock::time_point> next;
     for (const SlotSeen& slot : slots) {
         if (!slot.lease.holder.empty() && slot.lease.failed.empty()) {
-            const auto expiry = slot.seen + reclaim_after(slot.lease);
+            const auto expiry = slot.seen + slot_reclaim_after(slot.lease);
             next = next ? std::min(*next, expiry) : expiry;
         }
     }

@@ -12,6 +12,17 @@
 //                                                   the reason. It never expires: the rollout of
 //                                                   that generation halts until it is deleted or
 //                                                   the Shim gets a new generation.
+//              shim.containerd.x-k8s.io/committing  set by the holder in the renewal it sends
+//                                                   just before its first change: how many
+//                                                   seconds its transaction may still take from
+//                                                   there to its commit or the end of its
+//                                                   rollback (reconcile/commit_bound.hpp).
+//
+// When the coordinator frees a slot nobody renews (slot_reclaim_after): a lease after it last saw
+// it change, judged by its own constant lease, never by the Lease's leaseDurationSeconds (a node
+// writes that field, and a huge one would hold the slot for ever); for a slot marked committing,
+// that long again on top (at most k_max_commit_allowance), because its holder may be restarting
+// containerd while cut off from the API server, and nobody else may start before it is done.
 #pragma once
 
 #include <chrono>
@@ -27,10 +38,14 @@ inline constexpr const char* k_slot_shim_key = "shim.containerd.x-k8s.io/shim";
 inline constexpr const char* k_slot_uid_key = "shim.containerd.x-k8s.io/uid";
 inline constexpr const char* k_slot_generation_key = "shim.containerd.x-k8s.io/generation";
 inline constexpr const char* k_slot_failed_key = "shim.containerd.x-k8s.io/failed";
+inline constexpr const char* k_slot_committing_key = "shim.containerd.x-k8s.io/committing";
 
 // How long a slot Lease lives without renewal: a crashed node's slot, or a grant nobody took, is
 // free after this.
 inline constexpr std::chrono::seconds k_slot_lease_duration{15};
+// The most a holder's committing mark extends its slot: it bounds how long a node that crashed
+// past its point of no return, and never came back, keeps a rollout waiting.
+inline constexpr std::chrono::seconds k_max_commit_allowance{3600};
 
 // "<shim>-slot-<i>"; a name too long for a Lease keeps a prefix and a hash of the Shim's name.
 std::string slot_lease_name(std::string_view shim, int index);
@@ -46,6 +61,7 @@ struct SlotLease {
     std::string holder; // empty: released
     std::string failed; // the reason; empty while not failed
     std::chrono::seconds duration{0};
+    std::chrono::seconds committing{0}; // the holder's mark; 0: not past its point of no return
     std::string resource_version;
     nlohmann::json object;
 };
@@ -117,6 +133,9 @@ SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget
 // (unless still live: the view may not have a new Shim yet).
 std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const nlohmann::json* shim,
                                                std::chrono::steady_clock::time_point now);
+
+// How long after the coordinator saw this version of the slot it may free it unrenewed.
+std::chrono::seconds slot_reclaim_after(const SlotLease& lease);
 
 // When the first live, unfailed slot of `slots` expires unrenewed (the coordinator's next look).
 std::optional<std::chrono::steady_clock::time_point>
