@@ -11,7 +11,8 @@
 # part, where a coordinator runs and a node labels itself ready for a Shim that does not select it
 # (with a token bound to node-a and with node-a's kubelet-style client certificate): the
 # RuntimeClass must not select it, and neither its slot requests nor its failures may count for
-# that Shim.
+# that Shim; and a slot a node creates with a huge leaseDurationSeconds is freed after the
+# coordinator's own lease.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh" # pass, fail, coord_*
@@ -622,6 +623,18 @@ wait_eq 30 node-b holders_of_hard
 grep -qE 'granted rollout slot hard-slot-0 of Shim/hard generation [0-9]+ to node node-b' \
     "$KUBE_DIR/coord-node-c.err" || fail "the coordinator's log names no grant to node-b"
 pass "node-a's request for Shim hard gets no slot; node-b's (pool b) does"
+
+# A slot a node creates for itself with a lease of 68 years, never renewed, is freed after the
+# coordinator's own 15 s lease: a node writes leaseDurationSeconds, so the coordinator ignores it.
+# (node-a's kubelet identity may create no Lease here at all: NodeRestriction, above.)
+allowed node-b-bound "create a slot of Shim hard held by itself with leaseDurationSeconds 2147483647" \
+    create -f <(slot_lease hard-slot-3 node-b | jq '.spec.leaseDurationSeconds = 2147483647')
+freed_forever() { [[ $(state shimkeeper-system/lease/hard-slot-3) == absent ]]; }
+kube_wait_for 60 freed_forever ||
+    fail "the coordinator kept hard-slot-3 (leaseDurationSeconds 2147483647, never renewed)"
+grep -q 'freed rollout slot Lease hard-slot-3: holder node-b did not renew it within 15 s' \
+    "$KUBE_DIR/coord-node-c.err" || fail "the coordinator's log does not say it freed hard-slot-3 after 15 s"
+pass "node-b's slot with a lease of 68 years was freed after the coordinator's own 15 s"
 
 # Whether the coordinator ever halted Shim hard: its Warning Event RolloutHalted stays.
 halt_events() {

@@ -43,7 +43,7 @@ int slot_command(kubeapi::Client& client, const std::vector<std::string>& args) 
     const std::string& ns = args.at(1);
     const std::string& node = args.at(2);
     const std::string& what = args.at(3);
-    cluster::agent::SlotKeeper keeper(client, ns, node, std::chrono::seconds(15));
+    cluster::agent::SlotKeeper keeper(client, ns, node);
     if (what == "take") {
         const cluster::model::RolloutTarget target{args.at(4), args.at(5), std::stol(args.at(6)),
                                                    std::stoi(args.at(7))};

@@ -176,15 +176,16 @@ TEST(ClusterRolloutGate, ASlotClaimedForAnotherGenerationOrObjectIsLeftToBeRelea
 
 TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARenewal) {
     const auto now = std::chrono::steady_clock::now();
-    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2},
-                                 now - k_slot_lease_duration / 3 - std::chrono::milliseconds(1));
+    ClaimedSlots claimed =
+        claim({"demo", "u-demo", 3, 2},
+              now - model::slot_timing::claim_usable_for - std::chrono::milliseconds(1));
     EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 2}, now));
     EXPECT_EQ(claimed.size(), 1U);
 }
 
 HeldSlot held_slot(const std::string& me, const std::string& acquired) {
     const model::RolloutTarget target{"spin", "u-spin", 2, 1};
-    json lease = model::slot_lease_for(target, 0, me, k_slot_lease_duration, acquired, nullptr);
+    json lease = model::slot_lease_for(target, 0, me, model::slot_timing::lease, acquired, nullptr);
     lease["metadata"]["resourceVersion"] = "10";
     return HeldSlot{target, lease, std::chrono::steady_clock::now(), {}};
 }
@@ -195,15 +196,14 @@ HeldSlot held_slot(const std::string& me, const std::string& acquired) {
 TEST(ClusterRolloutGate, OnlyASlotConfirmedWithinTwoThirdsOfItsLeaseAndNotLostIsFresh) {
     HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
     const auto now = held.confirmed;
-    EXPECT_EQ(why_slot_not_fresh(held, k_slot_lease_duration, now + std::chrono::seconds(9)),
-              std::nullopt);
-    auto stale = why_slot_not_fresh(held, k_slot_lease_duration, now + std::chrono::seconds(10));
+    EXPECT_EQ(why_slot_not_fresh(held, now + std::chrono::seconds(9)), std::nullopt);
+    auto stale = why_slot_not_fresh(held, now + std::chrono::seconds(10));
     ASSERT_TRUE(stale);
     EXPECT_NE(stale->find("spin-slot-0 was last confirmed by the API server 10 s ago"),
               std::string::npos)
         << *stale;
     held.lost = "node n2 holds it now";
-    auto lost = why_slot_not_fresh(held, k_slot_lease_duration, now);
+    auto lost = why_slot_not_fresh(held, now);
     ASSERT_TRUE(lost);
     EXPECT_NE(lost->find("no longer this node's: node n2 holds it now"), std::string::npos);
 }
@@ -213,16 +213,16 @@ TEST(ClusterRolloutGate, OnlyASlotConfirmedWithinTwoThirdsOfItsLeaseAndNotLostIs
 TEST(ClusterRolloutGate, OnlyAFreshSlotWithAConfirmedCommittingMarkLetsTheChangeBegin) {
     HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
     const auto now = held.confirmed;
-    auto unmarked = why_slot_not_committed(held, k_slot_lease_duration, now);
+    auto unmarked = why_slot_not_committed(held, now);
     ASSERT_TRUE(unmarked);
     EXPECT_NE(unmarked->find("has not confirmed this node's mark on rollout slot spin-slot-0"),
               std::string::npos)
         << *unmarked;
     held.committing = std::chrono::seconds(300); // asked for, not yet in a confirmed version
-    EXPECT_TRUE(why_slot_not_committed(held, k_slot_lease_duration, now));
+    EXPECT_TRUE(why_slot_not_committed(held, now));
     held.lease["metadata"]["annotations"][model::k_slot_committing_key] = "300";
-    EXPECT_EQ(why_slot_not_committed(held, k_slot_lease_duration, now), std::nullopt);
-    auto stale = why_slot_not_committed(held, k_slot_lease_duration, now + std::chrono::seconds(10));
+    EXPECT_EQ(why_slot_not_committed(held, now), std::nullopt);
+    auto stale = why_slot_not_committed(held, now + std::chrono::seconds(10));
     ASSERT_TRUE(stale);
     EXPECT_NE(stale->find("may be another node's by now"), std::string::npos) << *stale;
 }

@@ -226,7 +226,7 @@ TEST(ClusterSlotReclaim, ASlotPastItsHoldersPointOfNoReturnIsKeptForWhatTheHolde
     EXPECT_NE(slot_reclaim_reason(committing_slot("soon", now - seconds(16)), &k_shim_object, now),
               std::nullopt);
     EXPECT_EQ(next_slot_expiry({committing_slot("99999999", now)}),
-              now + k_slot_lease_duration + k_max_commit_allowance);
+              now + slot_timing::free_after + k_max_commit_allowance);
 }
 
 TEST(ClusterSlotReclaim, ALeaseDurationTheHolderWroteDoesNotKeepItsSlotLonger) {

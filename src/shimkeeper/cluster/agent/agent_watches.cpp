@@ -139,7 +139,7 @@ void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
         if (decision.kind != Kind::hold && decision.kind != Kind::take) {
             continue;
         }
-        SlotKeeper keeper(*m_slot_client, m_namespace, m_node_name, k_slot_lease_duration);
+        SlotKeeper keeper(*m_slot_client, m_namespace, m_node_name);
         auto taken = keeper.take(*target, decision);
         if (!taken) {
             // The reconcile tries the grant again; should it run out meanwhile, this request is

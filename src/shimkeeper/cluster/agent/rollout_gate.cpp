@@ -92,7 +92,7 @@ std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutT
     }
     const model::RolloutTarget& had = found->second.held.target;
     if (had.uid != target.uid || had.generation != target.generation ||
-        now - found->second.at > k_slot_lease_duration / 3) {
+        now - found->second.at > model::slot_timing::claim_usable_for) {
         return std::nullopt;
     }
     HeldSlot held = std::move(found->second.held);
@@ -112,9 +112,8 @@ RolloutGate::create(const ClusterSource& cluster, const store::Store& store, con
     // the watchdog first, and after the pass's first unanswered request a take or a release is
     // not asked (the slot waits, or expires on its own).
     auto client = TRY(cluster.client());
-    return std::unique_ptr<RolloutGate>(
-        new RolloutGate(cluster, store, log, std::move(client), watched, longest_commit,
-                        std::move(claimed)));
+    return std::unique_ptr<RolloutGate>(new RolloutGate(
+        cluster, store, log, std::move(client), watched, longest_commit, std::move(claimed)));
 }
 
 RolloutGate::RolloutGate(const ClusterSource& cluster, const store::Store& store,
@@ -131,7 +130,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     const store::StoreState state = TRY(m_store.load_state());
     const std::vector<SlotNeed> needs = slot_needs(reading, desired, state);
     const std::string& me = m_cluster.node_name();
-    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, me, k_slot_lease_duration);
+    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, me);
     const auto now = std::chrono::steady_clock::now();
     for (const SlotNeed& need : needs) {
         if (need.target && reading.live) {
@@ -216,9 +215,8 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
         }
     }
     if (!m_held.empty()) {
-        m_renewal = std::make_unique<SlotRenewal>(m_client.connection().config(),
-                                                  m_cluster.settings().namespace_name, me,
-                                                  k_slot_lease_duration, m_held, m_log);
+        m_renewal = std::make_unique<SlotRenewal>(
+            m_client.connection().config(), m_cluster.settings().namespace_name, me, m_held, m_log);
     }
     if (reconcile::fault_switch("slot-wait")) {
         m_log.warning("rollout: SHIMKEEPER_FAULT_SWITCH=slot-wait: changing every Shim without "
@@ -310,19 +308,17 @@ util::Expected<void> RolloutGate::mark_slots_committing() {
         return {};
     }
     // Waiting longer than the trust window is pointless: a mark confirmed later is stale anyway.
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        k_slot_lease_duration * 2 / 3);
-    return refuse_unless_every_slot(m_renewal->renew_committing(m_longest_commit, wait),
-                                    why_slot_not_committed);
+    return refuse_unless_every_slot(
+        m_renewal->renew_committing(m_longest_commit, model::slot_timing::fresh_for),
+        why_slot_not_committed);
 }
 
 util::Expected<void> RolloutGate::refuse_unless_every_slot(
     const std::vector<HeldSlot>& slots,
-    std::optional<std::string> (*why_not)(const HeldSlot&, std::chrono::seconds,
-                                          std::chrono::steady_clock::time_point)) {
+    std::optional<std::string> (*why_not)(const HeldSlot&, std::chrono::steady_clock::time_point)) {
     const auto now = std::chrono::steady_clock::now();
     for (const HeldSlot& held : slots) {
-        if (auto why = why_not(held, k_slot_lease_duration, now)) {
+        if (auto why = why_not(held, now)) {
             const std::string message = "not changing Shim/" + held.target.shim + " generation " +
                                         std::to_string(held.target.generation) + ": " + *why +
                                         "; the node stays as it is and waits for a slot again";
@@ -347,8 +343,7 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
         m_held = m_renewal->stop();
         m_renewal.reset();
     }
-    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, m_cluster.node_name(),
-                      k_slot_lease_duration);
+    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, m_cluster.node_name());
     // A failure is marked even when an earlier request of the reconcile got no answer (a halt
     // lost is a rollout going on over a failing Shim), in a pass of its own: pinged before each
     // request, given up after its own first unanswered one.

@@ -53,8 +53,6 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
                                                      const store::StoreState& state,
                                                      const std::set<std::string>& held_back);
 
-using model::k_slot_lease_duration;
-
 // Where a node starts its search among a Shim's slots, so that a crowd does not race for slot 0.
 unsigned slot_search_start(const std::string& node);
 
@@ -132,7 +130,7 @@ private:
     util::Expected<void> mark_slots_committing();
     util::Expected<void> refuse_unless_every_slot(
         const std::vector<HeldSlot>& slots,
-        std::optional<std::string> (*why_not)(const HeldSlot&, std::chrono::seconds,
+        std::optional<std::string> (*why_not)(const HeldSlot&,
                                               std::chrono::steady_clock::time_point));
 
     const ClusterSource& m_cluster;

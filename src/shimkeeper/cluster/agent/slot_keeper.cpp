@@ -13,7 +13,8 @@ util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTar
     const auto sent = std::chrono::steady_clock::now();
     const std::string now = kubeapi::micro_time(std::chrono::system_clock::now());
     const json* existing = decision.existing ? &decision.existing->lease.object : nullptr;
-    json lease = model::slot_lease_for(target, decision.index, m_me, m_duration, now, existing);
+    json lease = model::slot_lease_for(target, decision.index, m_me, model::slot_timing::lease, now,
+                                       existing);
     lease["metadata"]["namespace"] = m_ns;
     auto written = existing ? m_client.update(kubeapi::leases_resource(), m_ns, lease)
                             : m_client.create(kubeapi::leases_resource(), m_ns, lease);
@@ -30,26 +31,25 @@ util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTar
     return HeldSlot{target, std::move(*written), sent, {}};
 }
 
-std::optional<std::string> why_slot_not_fresh(const HeldSlot& held, std::chrono::seconds duration,
+std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
                                               std::chrono::steady_clock::time_point now) {
     const std::string name = kubeapi::name_of(held.lease);
     if (!held.lost.empty()) {
         return "rollout slot " + name + " is no longer this node's: " + held.lost;
     }
     const auto age = now - held.confirmed;
-    if (age * 3 >= duration * 2) {
+    if (age >= model::slot_timing::fresh_for) {
         return "rollout slot " + name + " was last confirmed by the API server " +
                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
-               " s ago (lease " + std::to_string(duration.count()) +
+               " s ago (lease " + std::to_string(model::slot_timing::lease.count()) +
                " s): it may be another node's by now";
     }
     return std::nullopt;
 }
 
 std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
-                                                  std::chrono::seconds duration,
                                                   std::chrono::steady_clock::time_point now) {
-    if (auto why = why_slot_not_fresh(held, duration, now)) {
+    if (auto why = why_slot_not_fresh(held, now)) {
         return why;
     }
     if (model::slot_lease_of(held.lease).committing.count() <= 0) {
@@ -137,7 +137,8 @@ util::Expected<std::string> SlotKeeper::mark_failed_elsewhere(const HeldSlot& he
             continue;
         }
         const std::string now = kubeapi::micro_time(std::chrono::system_clock::now());
-        json lease = model::slot_lease_for(held.target, index, m_me, m_duration, now, nullptr);
+        json lease = model::slot_lease_for(held.target, index, m_me, model::slot_timing::lease, now,
+                                           nullptr);
         lease["metadata"]["namespace"] = m_ns;
         lease["metadata"]["annotations"][model::k_slot_failed_key] = text;
         auto created = m_client.create(kubeapi::leases_resource(), m_ns, lease);
@@ -206,9 +207,9 @@ util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
 }
 
 SlotRenewal::SlotRenewal(kubeapi::KubeConfig config, std::string ns, std::string me,
-                         std::chrono::seconds duration, std::vector<HeldSlot> held, util::Log log)
-    : m_client(std::move(config)), m_keeper(m_client, std::move(ns), std::move(me), duration),
-      m_log(log), m_held(std::move(held)) {
+                         std::vector<HeldSlot> held, util::Log log)
+    : m_client(std::move(config)), m_keeper(m_client, std::move(ns), std::move(me)), m_log(log),
+      m_held(std::move(held)) {
     m_thread = std::thread([this] { loop(); });
 }
 
@@ -245,14 +246,13 @@ std::vector<HeldSlot> SlotRenewal::renew_committing(std::chrono::seconds allowan
 }
 
 void SlotRenewal::loop() {
-    const auto period =
-        std::chrono::duration_cast<std::chrono::milliseconds>(m_keeper.duration()) / 3;
     std::unique_lock lock(m_mutex);
     const auto commit_asked = [this] {
         return m_committing.count() > 0 && !m_committing_confirmed;
     };
     for (;;) {
-        m_wake.wait_for(lock, period, [&] { return m_stopping.load() || commit_asked(); });
+        m_wake.wait_for(lock, model::slot_timing::renew_every,
+                        [&] { return m_stopping.load() || commit_asked(); });
         if (m_stopping) {
             break;
         }

@@ -8,8 +8,8 @@
 // A slot is a bound only while it is fresh: each HeldSlot remembers when the last
 // write of it that the API server confirmed was sent (this node's monotonic clock, never the
 // Lease's renewTime), and whether it was lost (gone, or another node's now). The coordinator
-// frees a slot only a lease duration after it saw that version, so a slot confirmed less than
-// two thirds of a duration ago cannot have been handed to anyone yet: the gate lets a
+// frees a slot only slot_timing::free_after after it saw that version, so a slot confirmed less
+// than slot_timing::fresh_for ago cannot have been handed to anyone yet: the gate lets a
 // transaction past its point of no return only then (rollout_gate.hpp).
 #pragma once
 
@@ -36,16 +36,14 @@ struct HeldSlot {
     std::chrono::seconds committing{0};
 };
 
-// Why `held` may not be trusted as this node's slot at `now`: lost, or not confirmed for two
-// thirds of `duration` (the rest is the margin for the config write and restart to begin).
-// nullopt: fresh.
-std::optional<std::string> why_slot_not_fresh(const HeldSlot& held, std::chrono::seconds duration,
+// Why `held` may not be trusted as this node's slot at `now`: lost, or not confirmed within
+// slot_timing::fresh_for. nullopt: fresh.
+std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
                                               std::chrono::steady_clock::time_point now);
 
 // Why `held` may not be trusted at `now` for a transaction past its point of no return:
 // why_slot_not_fresh, or its committing mark not confirmed by the API server yet. nullopt: go on.
 std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
-                                                  std::chrono::seconds duration,
                                                   std::chrono::steady_clock::time_point now);
 
 // Pure: whether `current` (the Lease as the API server has it now) is still the slot this node
@@ -55,9 +53,9 @@ bool still_held(const model::SlotLease& current, const HeldSlot& held, const std
 
 class SlotKeeper {
 public:
-    SlotKeeper(kubeapi::Client& client, std::string ns, std::string me,
-               std::chrono::seconds duration)
-        : m_client(client), m_ns(std::move(ns)), m_me(std::move(me)), m_duration(duration) {}
+    // Its Leases say slot_timing::lease as their leaseDurationSeconds.
+    SlotKeeper(kubeapi::Client& client, std::string ns, std::string me)
+        : m_client(client), m_ns(std::move(ns)), m_me(std::move(me)) {}
 
     // nullopt: another node won the slot first (AlreadyExists, or a 409 on the takeover).
     util::Expected<std::optional<HeldSlot>> take(const model::RolloutTarget& target,
@@ -77,8 +75,6 @@ public:
     // server has and renews again; a slot gone or another node's sets held.lost.
     util::Expected<void> renew(HeldSlot& held);
 
-    std::chrono::seconds duration() const { return m_duration; }
-
 private:
     util::Expected<std::string> mark_failed_elsewhere(const HeldSlot& held,
                                                       const std::string& text);
@@ -86,17 +82,16 @@ private:
     kubeapi::Client& m_client;
     std::string m_ns;
     std::string m_me;
-    std::chrono::seconds m_duration;
 };
 
-// Renews the given slots every duration/3 on a thread with its own connection, from
+// Renews the given slots every slot_timing::renew_every on a thread with its own connection, from
 // construction to stop() (or destruction). What it renewed is handed back by stop(). Each round
 // is a pass of its own (request_bound.hpp): after its first unanswered request the round's other
 // renewals wait for the next round, and stop() fails whatever it has not asked yet.
 class SlotRenewal {
 public:
     SlotRenewal(kubeapi::KubeConfig config, std::string ns, std::string me,
-                std::chrono::seconds duration, std::vector<HeldSlot> held, util::Log log);
+                std::vector<HeldSlot> held, util::Log log);
     ~SlotRenewal();
     SlotRenewal(const SlotRenewal&) = delete;
     SlotRenewal& operator=(const SlotRenewal&) = delete;

@@ -441,13 +441,15 @@ void Coordinator::pass() {
             expiry = expiry ? std::min(*expiry, *outcome.progress_due) : *outcome.progress_due;
         }
         for (const auto& made : m_view.pending_grants) { // a grant the watch never showed
-            const auto until = made.at + model::k_slot_lease_duration;
+            const auto until = made.at + model::slot_timing::free_after;
             expiry = expiry ? std::min(*expiry, until) : until;
         }
         if (expiry) {
             const auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(*expiry - Clock::now());
-            arm_pass(std::max(left, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
+            // Just past the due time: the rules judge "older than", strictly.
+            constexpr std::chrono::milliseconds k_past_due{100};
+            arm_pass(std::max(left, std::chrono::milliseconds(0)) + k_past_due);
         }
         return;
     }

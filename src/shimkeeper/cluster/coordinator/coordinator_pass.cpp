@@ -310,7 +310,7 @@ void CoordinatorPass::grant_slots(const std::string& when) {
     };
     std::erase_if(pending, [&](const ClusterView::PendingGrant& made) {
         const std::string name = model::slot_lease_name(made.grant.target.shim, made.grant.index);
-        return now - made.at > model::k_slot_lease_duration || events_of(name) > made.events;
+        return now - made.at > model::slot_timing::free_after || events_of(name) > made.events;
     });
     // Only for Shims that select the node, or that it still carries (node_scope.hpp).
     const std::map<std::string, model::SlotRequests> requests =
@@ -370,7 +370,7 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
         }
         json lease =
-            model::granted_slot_lease(grant, model::k_slot_lease_duration,
+            model::granted_slot_lease(grant, model::slot_timing::lease,
                                       kubeapi::micro_time(std::chrono::system_clock::now()));
         lease["metadata"]["namespace"] = m_view->ns;
         const std::string name = kubeapi::name_of(lease);

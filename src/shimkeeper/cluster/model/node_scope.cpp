@@ -46,7 +46,7 @@ std::optional<std::string> foreign_failure_reason(const SlotSeen& slot, const js
                                                   std::chrono::steady_clock::time_point now) {
     const SlotLease& lease = slot.lease;
     if (lease.failed.empty() || failure_counts(lease, shim, nodes) ||
-        now - slot.seen <= k_slot_lease_duration) {
+        now - slot.seen <= slot_timing::free_after) {
         return std::nullopt;
     }
     return "failed on node " + lease.holder + ", which Shim " + lease.shim +
@@ -63,7 +63,7 @@ next_foreign_failure(const std::vector<SlotSeen>& slots, const std::map<std::str
             failure_counts(slot.lease, shim->second, nodes)) {
             continue;
         }
-        const auto due = slot.seen + k_slot_lease_duration;
+        const auto due = slot.seen + slot_timing::free_after;
         next = next ? std::min(*next, due) : due;
     }
     return next;

@@ -37,9 +37,9 @@ bool beyond_new_count(const SlotLease& lease, const RolloutTarget& target) {
 std::chrono::seconds slot_reclaim_after(const SlotLease& lease) {
     // Half a lease: a deliberately broken coordinator, for tests of the tests only (fault.hpp).
     if (reconcile::fault_switch("slot-reclaim-early")) {
-        return k_slot_lease_duration / 2;
+        return slot_timing::free_after / 2;
     }
-    return k_slot_lease_duration + std::min(lease.committing, k_max_commit_allowance);
+    return slot_timing::free_after + std::min(lease.committing, k_max_commit_allowance);
 }
 
 int slot_index_of(const std::string& name) {

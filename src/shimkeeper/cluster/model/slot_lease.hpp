@@ -25,6 +25,8 @@
 // containerd while cut off from the API server, and nobody else may start before it is done.
 #pragma once
 
+#include "shimkeeper/cluster/model/slot_timing.hpp"
+
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,9 +42,6 @@ inline constexpr const char* k_slot_generation_key = "shim.containerd.x-k8s.io/g
 inline constexpr const char* k_slot_failed_key = "shim.containerd.x-k8s.io/failed";
 inline constexpr const char* k_slot_committing_key = "shim.containerd.x-k8s.io/committing";
 
-// How long a slot Lease lives without renewal: a crashed node's slot, or a grant nobody took, is
-// free after this.
-inline constexpr std::chrono::seconds k_slot_lease_duration{15};
 // The most a holder's committing mark extends its slot: it bounds how long a node that crashed
 // past its point of no return, and never came back, keeps a rollout waiting.
 inline constexpr std::chrono::seconds k_max_commit_allowance{3600};
