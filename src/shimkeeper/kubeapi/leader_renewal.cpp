@@ -4,12 +4,25 @@
 
 namespace shimkeeper::kubeapi {
 
-LeaderRenewal::LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings)
-    : m_client(std::move(config)), m_elector(std::move(elector)), m_settings(std::move(settings)),
-      m_renewed_at(m_elector.renewed_at()) {
-    m_elector.use_client(m_client);
-    m_thread = std::thread([this] { loop(); });
+namespace {
+
+LeaderElector asking_through(LeaderElector elector, Client& client) {
+    elector.use_client(client);
+    return elector;
 }
+
+} // namespace
+
+LeaderRenewal::LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings)
+    : m_client(std::move(config)), m_elector(asking_through(std::move(elector), m_client)),
+      m_settings(std::move(settings)), m_renewed_at(m_elector.renewed_at()),
+      m_worker(
+          m_settings.retry_period,
+          [this](const std::atomic<bool>& stopping) { renew_round(stopping); },
+          [this](const std::string& what) {
+              std::lock_guard lock(m_mutex);
+              m_problem = "a renewal round failed: " + what;
+          }) {}
 
 LeaderRenewal::~LeaderRenewal() {
     stop();
@@ -31,33 +44,27 @@ std::string LeaderRenewal::problem() const {
 }
 
 LeaderElector LeaderRenewal::stop() {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-    }
-    m_wake.notify_all();
-    if (m_thread.joinable()) {
-        m_thread.join();
-    }
+    m_worker.stop();
     return m_elector;
 }
 
-void LeaderRenewal::loop() {
-    std::unique_lock lock(m_mutex);
-    while (!m_lost &&
-           !m_wake.wait_for(lock, m_settings.retry_period, [this] { return m_stopping.load(); })) {
-        lock.unlock();
-        // Each round a pass of its own: stop() fails whatever it has not asked yet.
-        m_client.join_pass(std::make_shared<ApiPass>(std::function<void()>{},
-                                                     [this] { return !m_stopping.load(); }));
-        auto held = m_elector.try_acquire_or_renew(Clock::now());
-        ++m_rounds;
-        lock.lock();
-        m_renewed_at = m_elector.renewed_at();
-        m_problem = held ? "" : held.error().message();
-        if (held && !*held) {
-            m_lost = "Lease held by " + m_elector.observed_holder();
+void LeaderRenewal::renew_round(const std::atomic<bool>& stopping) {
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_lost) {
+            return; // the term is over: another holder has the Lease
         }
+    }
+    // Each round a pass of its own: stop() fails whatever it has not asked yet.
+    m_client.join_pass(std::make_shared<ApiPass>(std::function<void()>{},
+                                                 [&stopping] { return !stopping.load(); }));
+    auto held = m_elector.try_acquire_or_renew(Clock::now());
+    ++m_rounds;
+    std::lock_guard lock(m_mutex);
+    m_renewed_at = m_elector.renewed_at();
+    m_problem = held ? "" : held.error().message();
+    if (held && !*held) {
+        m_lost = "Lease held by " + m_elector.observed_holder();
     }
 }
 

@@ -1,21 +1,20 @@
-// A leader's renewals on a thread of their own. While the coordinator leads, its event loop also
-// runs the passes, whose writes block it (request_bound.hpp): a pass waiting on a slow API server
-// (a create may take seconds when it is saturated) would hold the renewal back past
-// renew_deadline and cost the term, and the other candidate would then wait out the lease. Here a
-// copy of the elector renews every retry_period through its own connection, so the term lasts for
-// as long as the API server answers the renewals, whatever the passes wait for. The loop reads
-// leading() (a renewal within renew_deadline, and no other holder seen) and takes the elector back
-// with stop() when the term ends.
+// A leader's renewals on a thread of their own (util/periodic_worker). While the coordinator leads,
+// its event loop also runs the passes, whose writes block it (request_bound.hpp): a pass waiting on
+// a slow API server (a create may take seconds when it is saturated) would hold the renewal back
+// past renew_deadline and cost the term, and the other candidate would then wait out the lease.
+// Here a copy of the elector renews every retry_period through its own connection, so the term
+// lasts for as long as the API server answers the renewals, whatever the passes wait for. The loop
+// reads leading() (a renewal within renew_deadline, and no other holder seen) and takes the elector
+// back with stop() when the term ends.
 #pragma once
 
 #include "shimkeeper/kubeapi/leader_election.hpp"
+#include "shimkeeper/util/periodic_worker.hpp"
 
 #include <atomic>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 namespace shimkeeper::kubeapi {
 
@@ -43,20 +42,17 @@ public:
     LeaderElector stop();
 
 private:
-    void loop();
+    void renew_round(const std::atomic<bool>& stopping);
 
     Client m_client;
-    LeaderElector m_elector; // the thread's alone until stop() joins it
+    LeaderElector m_elector; // the worker's alone until stop() joins it
     LeaseSettings m_settings;
     mutable std::mutex m_mutex;
-    std::condition_variable m_wake;
-    // Also read without the lock by the thread's requests: once set, it asks nothing more.
-    std::atomic<bool> m_stopping = false;
     std::atomic<unsigned> m_rounds = 0;
     std::optional<Clock::time_point> m_renewed_at; // m_elector's, as of its last round
     std::optional<std::string> m_lost;
     std::string m_problem;
-    std::thread m_thread;
+    util::PeriodicWorker m_worker; // last: its thread uses everything above
 };
 
 } // namespace shimkeeper::kubeapi

@@ -209,24 +209,23 @@ util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
 SlotRenewal::SlotRenewal(kubeapi::KubeConfig config, std::string ns, std::string me,
                          std::vector<HeldSlot> held, util::Log log)
     : m_client(std::move(config)), m_keeper(m_client, std::move(ns), std::move(me)), m_log(log),
-      m_held(std::move(held)) {
-    m_thread = std::thread([this] { loop(); });
-}
+      m_held(std::move(held)),
+      m_worker(
+          model::slot_timing::renew_every,
+          [this](const std::atomic<bool>& stopping) { renew_round(stopping); },
+          [this](const std::string& what) {
+              m_log.warning("rollout: a renewal round of the rollout slots failed: " + what);
+          }) {}
 
 SlotRenewal::~SlotRenewal() {
     stop();
 }
 
 std::vector<HeldSlot> SlotRenewal::stop() {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-    }
-    m_wake.notify_all();
-    if (m_thread.joinable()) {
-        m_thread.join();
-    }
+    m_worker.stop();
     std::lock_guard lock(m_mutex);
+    m_stopped = true;
+    m_round_ended.notify_all();
     return m_held;
 }
 
@@ -240,53 +239,46 @@ std::vector<HeldSlot> SlotRenewal::renew_committing(std::chrono::seconds allowan
     std::unique_lock lock(m_mutex);
     m_committing = allowance;
     m_committing_confirmed = false;
-    m_wake.notify_all();
-    m_wake.wait_for(lock, wait, [this] { return m_committing_confirmed || m_stopping.load(); });
+    m_worker.wake();
+    m_round_ended.wait_for(lock, wait, [this] { return m_committing_confirmed || m_stopped; });
     return m_held;
 }
 
-void SlotRenewal::loop() {
-    std::unique_lock lock(m_mutex);
-    const auto commit_asked = [this] {
-        return m_committing.count() > 0 && !m_committing_confirmed;
-    };
-    for (;;) {
-        m_wake.wait_for(lock, model::slot_timing::renew_every,
-                        [&] { return m_stopping.load() || commit_asked(); });
-        if (m_stopping) {
-            break;
-        }
-        const bool committing_round = commit_asked();
-        // Renewed on a copy, without the lock: a request can hang for as long as the client
-        // lets it, and the gate must still read how fresh each slot is meanwhile.
-        std::vector<HeldSlot> renewing = m_held;
+void SlotRenewal::renew_round(const std::atomic<bool>& stopping) {
+    // Renewed on a copy, without the lock: a request can hang for as long as the client lets it,
+    // and the gate must still read how fresh each slot is meanwhile.
+    std::vector<HeldSlot> renewing;
+    bool committing_round = false;
+    {
+        std::lock_guard lock(m_mutex);
+        committing_round = m_committing.count() > 0 && !m_committing_confirmed;
+        renewing = m_held;
         for (HeldSlot& held : renewing) {
             held.committing = std::max(held.committing, m_committing);
         }
-        lock.unlock();
-        m_client.join_pass(std::make_shared<kubeapi::ApiPass>(
-            std::function<void()>{}, [this] { return !m_stopping.load(); }));
-        for (HeldSlot& held : renewing) {
-            if (m_stopping) {
-                break; // the transaction ended: the gate releases or marks what it holds
-            }
-            if (!held.lost.empty()) {
-                continue; // another node's now: writing it again could only fail
-            }
-            // A failed renewal is retried next period; the slot expires only if every renewal
-            // within a lease duration fails, and then another node may take it: that is the rule,
-            // and the gate then stops the transaction before its point of no return.
-            if (auto renewed = m_keeper.renew(held); !renewed && !m_stopping) {
-                m_log.warning("rollout: " + renewed.error().message() +
-                              (held.lost.empty() ? "" : "; this node no longer holds it"));
-            }
+    }
+    m_client.join_pass(std::make_shared<kubeapi::ApiPass>(
+        std::function<void()>{}, [&stopping] { return !stopping.load(); }));
+    for (HeldSlot& held : renewing) {
+        if (stopping) {
+            break; // the transaction ended: the gate releases or marks what it holds
         }
-        lock.lock();
-        m_held = std::move(renewing);
-        if (committing_round) {
-            m_committing_confirmed = true; // whatever the answers: the gate judges each slot
-            m_wake.notify_all();
+        if (!held.lost.empty()) {
+            continue; // another node's now: writing it again could only fail
         }
+        // A failed renewal is retried next period; the slot expires only if every renewal
+        // within a lease fails, and then another node may take it: that is the rule, and the
+        // gate then stops the transaction before its point of no return.
+        if (auto renewed = m_keeper.renew(held); !renewed && !stopping) {
+            m_log.warning("rollout: " + renewed.error().message() +
+                          (held.lost.empty() ? "" : "; this node no longer holds it"));
+        }
+    }
+    std::lock_guard lock(m_mutex);
+    m_held = std::move(renewing);
+    if (committing_round) {
+        m_committing_confirmed = true; // whatever the answers: the gate judges each slot
+        m_round_ended.notify_all();
     }
 }
 

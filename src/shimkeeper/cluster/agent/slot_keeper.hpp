@@ -16,12 +16,12 @@
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/util/log.hpp"
+#include "shimkeeper/util/periodic_worker.hpp"
 
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 namespace shimkeeper::cluster::agent {
 
@@ -84,10 +84,11 @@ private:
     std::string m_me;
 };
 
-// Renews the given slots every slot_timing::renew_every on a thread with its own connection, from
-// construction to stop() (or destruction). What it renewed is handed back by stop(). Each round
-// is a pass of its own (request_bound.hpp): after its first unanswered request the round's other
-// renewals wait for the next round, and stop() fails whatever it has not asked yet.
+// Renews the given slots every slot_timing::renew_every on a worker thread (util/periodic_worker)
+// with its own connection, from construction to stop() (or destruction). What it renewed is
+// handed back by stop(). Each round is a pass of its own (request_bound.hpp): after its first
+// unanswered request the round's other renewals wait for the next round, and stop() fails
+// whatever it has not asked yet.
 class SlotRenewal {
 public:
     SlotRenewal(kubeapi::KubeConfig config, std::string ns, std::string me,
@@ -106,21 +107,19 @@ public:
                                            std::chrono::milliseconds wait);
 
 private:
-    void loop();
+    void renew_round(const std::atomic<bool>& stopping);
 
     kubeapi::Client m_client;
     SlotKeeper m_keeper;
     util::Log m_log;
     mutable std::mutex m_mutex;
-    std::condition_variable m_wake;
-    // Also read without the lock between requests: once set, the thread asks nothing more, so
-    // stop() waits for at most the request in flight.
-    std::atomic<bool> m_stopping = false;
+    std::condition_variable m_round_ended;
     // renew_committing's request: the allowance, and whether a round has carried it yet.
     std::chrono::seconds m_committing{0};
     bool m_committing_confirmed = false;
+    bool m_stopped = false;
     std::vector<HeldSlot> m_held;
-    std::thread m_thread;
+    util::PeriodicWorker m_worker; // last: its thread uses everything above
 };
 
 } // namespace shimkeeper::cluster::agent
