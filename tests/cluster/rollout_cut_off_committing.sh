@@ -26,21 +26,10 @@ export ROLLOUT_STEPS=$T/steps
 : >"$ROLLOUT_STEPS"
 release=$T/release-node-1
 
-python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/pausable_proxy.py" 127.0.0.1 "${KUBE_SERVER##*:}" \
-    "$T/proxy.port" "$T/proxy.state" 2>"$T/proxy.err" &
-proxy=$!
-sk_track $proxy
-kube_wait_for 10 test -s "$T/proxy.port" || fail "the proxy did not listen: $(cat "$T/proxy.err")"
-mkdir -p "$T/roots"
-kube_create_node node-1 rollout=yes
-rollout_root "$T/roots/node-1" node-1
-proxied=$T/node-1-proxied.kubeconfig
-sed "s|server: $KUBE_SERVER|server: https://127.0.0.1:$(cat "$T/proxy.port")|" \
-    "$(kube_node_token_kubeconfig node-1 2h)" >"$proxied"
-grep -q "127.0.0.1:$(cat "$T/proxy.port")" "$proxied" || fail "the proxied kubeconfig does not name the proxy: $(cat "$proxied")"
-ROLLOUT_HOLD_AT_LINKS=$release rollout_start_agent node-1 "$proxied"
+ROLLOUT_HOLD_AT_LINKS=$release rollout_proxied_agent node-1 rollout=yes
 rollout_agents 2 2 rollout=yes
-proxy_is() { [[ "$(cat "$T/proxy.state")" == "$1" ]]; }
+proxy=$ROLLOUT_PROXY
+proxy_is() { rollout_proxy_is "$1"; }
 lease() { kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath="$1" 2>/dev/null; }
 holder() { lease '{.spec.holderIdentity}'; }
 reached() { grep -q "^$1 $2 " "$ROLLOUT_STEPS"; } # NODE STEP

@@ -22,21 +22,10 @@ nodes=(node-1 node-2 node-3 node-4)
 export ROLLOUT_STEPS=$T/steps ROLLOUT_LINGER=2
 : >"$ROLLOUT_STEPS"
 
-# node-1 through the proxy, its kubeconfig pointing there.
-python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/pausable_proxy.py" 127.0.0.1 "${KUBE_SERVER##*:}" \
-    "$T/proxy.port" "$T/proxy.state" 2>"$T/proxy.err" &
-proxy=$!
-sk_track $proxy
-kube_wait_for 10 test -s "$T/proxy.port" || fail "the proxy did not listen: $(cat "$T/proxy.err")"
-kube_create_node node-1 rollout=yes
-rollout_root "$T/roots/node-1" node-1
-proxied=$T/node-1-proxied.kubeconfig
-sed "s|server: $KUBE_SERVER|server: https://127.0.0.1:$(cat "$T/proxy.port")|" \
-    "$(kube_node_token_kubeconfig node-1 2h)" >"$proxied"
-grep -q "127.0.0.1:$(cat "$T/proxy.port")" "$proxied" || fail "the proxied kubeconfig does not name the proxy: $(cat "$proxied")"
-rollout_start_agent node-1 "$proxied"
+rollout_proxied_agent node-1 rollout=yes
 rollout_agents 2 4 rollout=yes
-proxy_is() { [[ "$(cat "$T/proxy.state")" == "$1" ]]; }
+proxy=$ROLLOUT_PROXY
+proxy_is() { rollout_proxy_is "$1"; }
 
 kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record

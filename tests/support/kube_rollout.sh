@@ -39,6 +39,11 @@
 #                                  until FILE exists (set it for one rollout_start_agent only)
 #   rollout_start_agent NODE [KUBECONFIG]   (re)starts NODE's agent on its sandbox root, with
 #                                  another kubeconfig if given
+#   rollout_proxied_agent NODE [KEY=VALUE...]   Node NODE (with those labels) and its agent on a
+#                                  sandbox root, talking to the API server through a pausable TCP
+#                                  proxy (tests/support/pausable_proxy.py, pid in ROLLOUT_PROXY):
+#                                  kill -USR1 pauses it, -USR2 resumes it; rollout_proxy_is STATE
+#                                  (paused, running) says which it is now
 #   rollout_log_order LOG SHIM     the agent log LOG has "took slot", then the committed change,
 #                                  then "released slot" for SHIM, in that order
 #   rollout_annotation NODE SHIM   the node's state JSON for SHIM (empty when none)
@@ -130,6 +135,27 @@ rollout_start_agent() {
     ROLLOUT_PIDS[$node]=$!
     sk_track $!
 }
+
+rollout_proxied_agent() {
+    local node=$1 proxied
+    shift
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/pausable_proxy.py" 127.0.0.1 "${KUBE_SERVER##*:}" \
+        "$T/proxy.port" "$T/proxy.state" 2>"$T/proxy.err" &
+    ROLLOUT_PROXY=$!
+    sk_track $ROLLOUT_PROXY
+    kube_wait_for 10 test -s "$T/proxy.port" || fail "the proxy did not listen: $(cat "$T/proxy.err")"
+    mkdir -p "$T/roots"
+    kube_create_node "$node" "$@"
+    rollout_root "$T/roots/$node" "$node"
+    proxied=$T/$node-proxied.kubeconfig
+    sed "s|server: $KUBE_SERVER|server: https://127.0.0.1:$(cat "$T/proxy.port")|" \
+        "$(kube_node_token_kubeconfig "$node" 2h)" >"$proxied"
+    grep -q "127.0.0.1:$(cat "$T/proxy.port")" "$proxied" ||
+        fail "the proxied kubeconfig does not name the proxy: $(cat "$proxied")"
+    rollout_start_agent "$node" "$proxied"
+}
+
+rollout_proxy_is() { [[ "$(cat "$T/proxy.state")" == "$1" ]]; }
 
 rollout_overlap() {
     python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/txn_overlap.py" "$ROLLOUT_STEPS" "$@"
