@@ -183,18 +183,21 @@ TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARene
     EXPECT_EQ(claimed.size(), 1U);
 }
 
-HeldSlot held_slot(const std::string& me, const std::string& acquired) {
+HeldSlot held_slot(const std::string& me, const std::string& grant) {
     const model::RolloutTarget target{"spin", "u-spin", 2, 1};
-    json lease = model::slot_lease_for(target, 0, me, model::slot_timing::lease, acquired, nullptr);
+    json lease = model::slot_lease_for(target, 0, me, "2026-11-24T10:00:00.000000Z");
     lease["metadata"]["resourceVersion"] = "10";
-    return HeldSlot{target, lease, std::chrono::steady_clock::now(), {}};
+    lease["metadata"]["uid"] = grant;
+    HeldSlot held = held_of(model::slot_lease_of(lease));
+    held.confirmed = std::chrono::steady_clock::now();
+    return held;
 }
 
-// The point of no return needs a slot the API server confirmed within two thirds of its lease:
-// the coordinator frees it only a whole lease after it saw that version, so nobody else can hold
-// it yet; a lost slot never passes.
+// The point of no return needs a slot confirmed within two thirds of its lease (its entry written,
+// then the grant read unrevoked): the coordinator frees it only a revoke's wait after a revoke
+// that came after that read, so nobody else can hold it yet; a lost slot never passes.
 TEST(ClusterRolloutGate, OnlyASlotConfirmedWithinTwoThirdsOfItsLeaseAndNotLostIsFresh) {
-    HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
+    HeldSlot held = held_slot("n1", "grant-1");
     const auto now = held.confirmed;
     EXPECT_EQ(why_slot_not_fresh(held, now + std::chrono::seconds(9)), std::nullopt);
     auto stale = why_slot_not_fresh(held, now + std::chrono::seconds(10));
@@ -208,10 +211,10 @@ TEST(ClusterRolloutGate, OnlyASlotConfirmedWithinTwoThirdsOfItsLeaseAndNotLostIs
     EXPECT_NE(lost->find("no longer this node's: node n2 holds it now"), std::string::npos);
 }
 
-// Past the point of no return only on a fresh slot whose committing mark the API server
-// confirmed: the version this node last wrote carries it.
+// Past the point of no return only on a fresh slot whose committing mark was in a confirmed
+// renewal: written on the Node, then the grant read unrevoked.
 TEST(ClusterRolloutGate, OnlyAFreshSlotWithAConfirmedCommittingMarkLetsTheChangeBegin) {
-    HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
+    HeldSlot held = held_slot("n1", "grant-1");
     const auto now = held.confirmed;
     auto unmarked = why_slot_not_committed(held, now);
     ASSERT_TRUE(unmarked);
@@ -220,29 +223,34 @@ TEST(ClusterRolloutGate, OnlyAFreshSlotWithAConfirmedCommittingMarkLetsTheChange
         << *unmarked;
     held.committing = std::chrono::seconds(300); // asked for, not yet in a confirmed version
     EXPECT_TRUE(why_slot_not_committed(held, now));
-    held.lease["metadata"]["annotations"][model::k_slot_committing_key] = "300";
+    held.hold.committing = std::chrono::seconds(300); // written, its read not back yet
+    EXPECT_TRUE(why_slot_not_committed(held, now));
+    held.confirmed_committing = std::chrono::seconds(300);
     EXPECT_EQ(why_slot_not_committed(held, now), std::nullopt);
     auto stale = why_slot_not_committed(held, now + std::chrono::seconds(10));
     ASSERT_TRUE(stale);
     EXPECT_NE(stale->find("may be another node's by now"), std::string::npos) << *stale;
 }
 
-// A renewal whose answer was lost left this node at an older resourceVersion: the Lease the API
-// server has is still the one it took (holder, object, generation, acquisition) and is adopted;
-// the same name created again by anyone (even this node, later) is not.
-TEST(ClusterRolloutGate, ALeaseIsStillHeldOnlyIfItIsTheOneThisNodeTook) {
-    const HeldSlot held = held_slot("n1", "2026-11-24T10:00:00.000000Z");
+// A renewal reads the grant after writing its entry: only the grant this node took (its uid),
+// still its own, neither failed nor revoked, is still held; the same name granted again (even to
+// this node) is another grant.
+TEST(ClusterRolloutGate, AGrantIsStillHeldOnlyIfItIsTheOneThisNodeTookAndNotRevoked) {
+    const HeldSlot held = held_slot("n1", "grant-1");
     json renewed = held.lease;
     renewed["metadata"]["resourceVersion"] = "11";
-    renewed["spec"]["renewTime"] = "2026-11-24T10:00:05.000000Z";
-    EXPECT_TRUE(still_held(model::slot_lease_of(renewed), held, "n1"));
-    EXPECT_FALSE(still_held(
-        model::slot_lease_of(held_slot("n2", "2026-11-24T10:00:16.000000Z").lease), held, "n1"));
-    EXPECT_FALSE(still_held(
-        model::slot_lease_of(held_slot("n1", "2026-11-24T10:00:30.000000Z").lease), held, "n1"));
+    EXPECT_EQ(why_not_held(model::slot_lease_of(renewed), held, "n1"), std::nullopt);
+    EXPECT_EQ(why_not_held(model::slot_lease_of(held_slot("n2", "grant-1").lease), held, "n1"),
+              "it was granted anew since (to n2)");
+    EXPECT_EQ(why_not_held(model::slot_lease_of(held_slot("n1", "grant-2").lease), held, "n1"),
+              "it was granted anew since (to n1)");
     json failed = renewed;
     failed["metadata"]["annotations"][model::k_slot_failed_key] = "boom";
-    EXPECT_FALSE(still_held(model::slot_lease_of(failed), held, "n1"));
+    EXPECT_EQ(why_not_held(model::slot_lease_of(failed), held, "n1"), "it is marked failed");
+    json revoked = renewed;
+    revoked["metadata"]["annotations"][model::k_slot_revoked_key] = "holder n1 did not renew it";
+    EXPECT_EQ(why_not_held(model::slot_lease_of(revoked), held, "n1"),
+              "the coordinator revoked it: holder n1 did not renew it");
 }
 
 // One bad Shim halts its own rollout, not the others' a node holds slots for; a failure about no

@@ -135,8 +135,7 @@ void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
         }
         const model::SlotDecision decision =
             model::decide_granted_slot(own, *target, m_node_name, {});
-        using Kind = model::SlotDecision::Kind;
-        if (decision.kind != Kind::hold && decision.kind != Kind::take) {
+        if (decision.kind != model::SlotDecision::Kind::hold) {
             continue;
         }
         SlotKeeper keeper(*m_slot_client, m_namespace, m_node_name);
@@ -158,8 +157,8 @@ void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
     }
 }
 
-// A refused slot watch (the kubelet's credential may not read Leases outside kube-node-lease)
-// never syncs: the board says why, for the gate's wait, and the node's next report carries it in
+// A refused slot watch (deploy/ not applied, or an older one: node identities read the slot
+// Leases of the agent namespace through RBAC) never syncs: the board says why, for the gate's wait, and the node's next report carries it in
 // its requests, where the coordinator shows it in the Shim's status. A refusal that comes or goes
 // wakes the daemon, so that its report says so.
 void AgentWatches::note_slot_watch_refusal() {

@@ -4,12 +4,16 @@
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
+#include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/kubeapi/resource.hpp"
 #include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/reconcile/record.hpp"
 
 #include <algorithm>
 #include <functional>
+#include <thread>
 
 namespace shimkeeper::cluster::agent {
 
@@ -80,10 +84,6 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
     return out;
 }
 
-unsigned slot_search_start(const std::string& node) {
-    return static_cast<unsigned>(std::hash<std::string>{}(node));
-}
-
 std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
                                     std::chrono::steady_clock::time_point now) {
     auto found = claimed.find(target.shim);
@@ -143,21 +143,21 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     if (needs.empty()) {
         return desired;
     }
-    // The daemon takes only slots granted to it, from its watch of them (slot_grant.hpp); while
-    // that watch is closed (idle) or starting, every slotted change waits for it, and the daemon
-    // opens it (agent_watches.hpp). `apply` reads one list, only now that a Shim needs a slot,
-    // and takes a free slot itself. An API server that does not answer holds every slotted
-    // change back (below).
+    // Only slots granted to this node, by the coordinator (slot_grant.hpp). The daemon has them
+    // from its watch; while that watch is closed (idle) or starting, every slotted change waits
+    // for it, and the daemon opens it (agent_watches.hpp). `apply` lists them once, and when a
+    // Shim has none asks and waits for it a while (ask_and_list_grants). An API server that does
+    // not answer holds every slotted change back (below).
     std::vector<model::SlotSeen> slots;
     const bool granted = m_watched != nullptr;
     const bool watch_ready = granted && m_watched->synced();
     if (watch_ready) {
         slots = m_watched->slots(); // this node's own
     } else if (!granted && reading.live) {
-        slots = TRY(model::read_slot_board(m_client, m_cluster.settings().namespace_name)).slots();
+        slots = TRY(ask_and_list_grants(reading, needs));
     }
-    release_slots_beyond_count(keeper, slots, needs);
-    const unsigned start = slot_search_start(me);
+    note_recorded_failures(keeper, reading, slots);
+    release_stale_grants(keeper, slots, needs);
     std::set<std::string> held_back;
     for (const SlotNeed& need : needs) {
         if (std::any_of(m_held.begin(), m_held.end(),
@@ -174,19 +174,14 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                 m_watched->refused().empty()
                     ? "waiting for the watch on this node's rollout slots to sync"
                     : "the API server refuses " + m_watched->refused() +
-                          " (a kubelet's credential may not read Leases outside kube-node-lease; "
-                          "a rolling Shim needs the node-bound token: README, \"Cluster mode\")";
+                          " (deploy/ lets node identities read the slot Leases of namespace " +
+                          m_cluster.settings().namespace_name + ": README, \"Cluster mode\")";
         } else {
             const ShimSeen* shim = reading.find(need.shim);
-            const model::SlotDecision decision =
-                granted ? model::decide_granted_slot(
-                              slots, *need.target, me,
-                              shim ? model::rollout_halted_message(shim->object) : std::string())
-                        : model::decide_slot(slots, *need.target, me, start);
-            using Kind = model::SlotDecision::Kind;
-            // A slot still ours (from before a restart) is written again too, at the version
-            // seen: it may have expired meanwhile and been taken, and a 409 says so.
-            if (decision.kind == Kind::hold || decision.kind == Kind::take) {
+            const model::SlotDecision decision = model::decide_granted_slot(
+                slots, *need.target, me,
+                shim ? model::rollout_halted_message(shim->object) : std::string());
+            if (decision.kind == model::SlotDecision::Kind::hold) {
                 auto taken = keeper.take(*need.target, decision);
                 if (!taken) {
                     m_waiting[need.shim] = taken.error().message();
@@ -199,13 +194,14 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                     m_held.push_back(std::move(**taken));
                     continue;
                 } else {
-                    m_waiting[need.shim] = "another node took rollout slot " +
+                    m_waiting[need.shim] = "rollout slot " +
                                            model::slot_lease_name(need.shim, decision.index) +
-                                           " of Shim/" + need.shim + " first";
+                                           " of Shim/" + need.shim +
+                                           " was no longer this node's when it took it";
                 }
             } else {
                 m_waiting[need.shim] = decision.why;
-                halted = decision.kind == Kind::halted;
+                halted = decision.kind == model::SlotDecision::Kind::halted;
             }
         }
         held_back.insert(need.shim);
@@ -226,30 +222,99 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     return held_back_desired(desired, state, held_back);
 }
 
-// A slot of this node's from an older generation at an index the Shim's slot count no longer
-// has goes back at once: it is not carried (own_slot_decision), and the coordinator grants this
-// node nothing while it holds a slot of the Shim.
-void RolloutGate::release_slots_beyond_count(SlotKeeper& keeper,
-                                             const std::vector<model::SlotSeen>& slots,
-                                             const std::vector<SlotNeed>& needs) {
+// A grant of this node's for an older generation goes back at once: a grant is of one generation,
+// and the coordinator grants this node nothing more while it holds a slot of the Shim.
+void RolloutGate::release_stale_grants(SlotKeeper& keeper,
+                                       const std::vector<model::SlotSeen>& slots,
+                                       const std::vector<SlotNeed>& needs) {
     for (const SlotNeed& need : needs) {
         if (!need.target) {
             continue;
         }
         for (const model::SlotSeen* stale :
-             model::own_slots_beyond_count(slots, *need.target, m_cluster.node_name())) {
-            auto released = keeper.release(HeldSlot{*need.target, stale->lease.object, {}, {}});
+             model::own_stale_grants(slots, *need.target, m_cluster.node_name())) {
+            auto released = keeper.release(held_of(stale->lease));
             if (!released) {
                 m_log.warning("rollout: " + released.error().message());
             } else {
                 m_log.info("rollout: released slot " + stale->lease.name + " of generation " +
                                std::to_string(stale->lease.generation) + ": Shim/" + need.shim +
-                               " generation " + std::to_string(need.target->generation) + " has " +
-                               std::to_string(need.target->slots) + " slot(s)",
+                               " is at generation " + std::to_string(need.target->generation),
                            {.shim = need.shim});
             }
         }
     }
+}
+
+// This node's failures the coordinator has recorded on a Lease: said on the Node, so that an
+// operator's delete of that Lease (the retry) stays deleted (slot_hold.hpp).
+void RolloutGate::note_recorded_failures(SlotKeeper& keeper, const ClusterReading& reading,
+                                         const std::vector<model::SlotSeen>& slots) {
+    const std::map<std::string, std::string> annotations = model::metadata_strings(
+        reading.view.node, "annotations", model::k_slot_hold_key_prefix);
+    for (const auto& [shim, hold] : model::slot_holds_in(annotations)) {
+        if (hold.failed.empty() || hold.recorded ||
+            std::ranges::none_of(slots, [&](const model::SlotSeen& slot) {
+                return slot.lease.grant == hold.grant && !slot.lease.failed.empty();
+            })) {
+            continue;
+        }
+        if (auto noted = keeper.note_recorded(hold); !noted) {
+            m_log.warning("rollout: " + noted.error().message(), {.shim = shim});
+        }
+    }
+}
+
+// `apply` (no daemon, no watch): its own grants, listed; for the Shims with none it asks on
+// its Node and lists again every second, for one lease at most (a grant that comes later is
+// freed unused by the coordinator).
+util::Expected<std::vector<model::SlotSeen>>
+RolloutGate::ask_and_list_grants(const ClusterReading& reading,
+                                 const std::vector<SlotNeed>& needs) {
+    const std::string& me = m_cluster.node_name();
+    const std::string& ns = m_cluster.settings().namespace_name;
+    const auto list = [&]() -> util::Expected<std::vector<model::SlotSeen>> {
+        return TRY(model::read_own_grants(m_client, ns, me)).slots();
+    };
+    std::vector<model::SlotSeen> slots = TRY(list());
+    const auto ungranted = [&] {
+        model::SlotRequests asked;
+        for (const SlotNeed& need : needs) {
+            if (need.target &&
+                !model::own_slot_decision(slots, *need.target, me) &&
+                !model::failed_slot(slots, *need.target)) {
+                asked[need.shim] = model::SlotRequest{
+                    need.target->uid, need.target->generation,
+                    kubeapi::micro_time(std::chrono::system_clock::now())};
+            }
+        }
+        return asked;
+    };
+    model::SlotRequests asked = ungranted();
+    if (asked.empty()) {
+        return slots;
+    }
+    model::SlotRequests requests =
+        model::slot_requests_of(model::shim_keys_of(reading.view.node).slot_requests);
+    for (auto& [shim, request] : asked) {
+        requests[shim] = request;
+    }
+    json patch = {{"metadata",
+                   {{"annotations",
+                     {{model::k_slot_requests_key, model::format_slot_requests(requests)}}}}}};
+    auto patched = m_client.merge_patch(kubeapi::nodes_resource(), "", me, patch);
+    if (!patched) {
+        return std::unexpected(std::move(patched.error())
+                                   .with_context("asking for a rollout slot on Node " + me));
+    }
+    m_log.info("rollout: asked the coordinator for a rollout slot; waiting for it up to " +
+               std::to_string(model::slot_timing::free_after.count()) + " s");
+    const auto until = std::chrono::steady_clock::now() + model::slot_timing::free_after;
+    while (!ungranted().empty() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::seconds(1)); // a poll: apply has no watch
+        slots = TRY(list());
+    }
+    return slots;
 }
 
 // A claimed slot this reconcile does not use (the Shim changed or went meanwhile, or the claim is
@@ -384,9 +449,10 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
         auto marked = keeper.fail(held, reason);
         m_client.join_pass(pass);
         m_log.error("rollout: " + what + " failed here (" + reason + "); " +
-                        (marked
-                             ? "slot " + *marked + " marked failed: the rollout halts"
-                             : "slot " + slot + " not marked failed: " + marked.error().message()),
+                        (marked ? "said so on this Node for slot " + *marked +
+                                      ": the coordinator marks it failed and the rollout halts"
+                                : "slot " + slot + " not marked failed: " +
+                                      marked.error().message()),
                     {.shim = held.target.shim});
     }
     m_held.clear();

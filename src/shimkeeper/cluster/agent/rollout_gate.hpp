@@ -17,8 +17,9 @@
 // spec, a new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate
 // waits for the coordinator's `status.slots`; the daemon takes only slots the coordinator granted
 // it, and its wake path may have taken one already (ClaimedSlots), which the next reconcile uses;
-// `apply` judges the slots from one list (no watch), read only when some Shim needs a slot, and
-// creates a free one itself.
+// `apply` lists the slots granted to it (no watch), only when some Shim needs a slot, and asks for
+// and waits a while for a grant itself. The node writes no Lease: its take, renewals, committing
+// mark, failure and release are its own Node's (slot_hold.hpp).
 #pragma once
 
 #include "shimkeeper/cluster/agent/cluster_source.hpp"
@@ -53,9 +54,6 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
                                                      const store::StoreState& state,
                                                      const std::set<std::string>& held_back);
 
-// Where a node starts its search among a Shim's slots, so that a crowd does not race for slot 0.
-unsigned slot_search_start(const std::string& node);
-
 // A slot the daemon took between reconciles (agent_watches.hpp), by Shim name.
 struct ClaimedSlot {
     HeldSlot held;
@@ -80,8 +78,8 @@ public:
     // nullptr when the cluster was not read. `watched`: the slots granted to this node (the
     // daemon's own-slot watch, slot_grant.hpp): admit() holds only those and otherwise waits for
     // a grant (also while that watch is closed or not synced yet: the daemon opens it for what
-    // waits); nullptr (apply): admit() lists every slot once, if any Shim needs one, and may
-    // create a free one itself. `longest_commit`: what the transaction may take past its point
+    // waits); nullptr (apply): admit() lists this node's grants, if any Shim needs one, and asks
+    // for the missing ones and waits for them a while. `longest_commit`: what the transaction may take past its point
     // of no return (reconcile/commit_bound.hpp), the committing mark of its slots. `claimed`:
     // slots the daemon already took; admit() uses them or releases them. All three references
     // must outlive the gate.
@@ -122,8 +120,12 @@ private:
                 kubeapi::Client client, const model::SlotBoard* watched,
                 std::chrono::seconds longest_commit, ClaimedSlots claimed);
     void release_unclaimed(SlotKeeper& keeper);
-    void release_slots_beyond_count(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,
-                                    const std::vector<SlotNeed>& needs);
+    void release_stale_grants(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,
+                              const std::vector<SlotNeed>& needs);
+    void note_recorded_failures(SlotKeeper& keeper, const ClusterReading& reading,
+                                const std::vector<model::SlotSeen>& slots);
+    util::Expected<std::vector<model::SlotSeen>>
+    ask_and_list_grants(const ClusterReading& reading, const std::vector<SlotNeed>& needs);
     util::Expected<void> confirm_fresh_slots();
     // The last check before the first change: every slot renewed with its committing mark
     // (m_longest_commit), confirmed, and fresh.

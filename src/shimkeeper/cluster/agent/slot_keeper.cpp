@@ -1,34 +1,92 @@
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
 
-#include "shimkeeper/kubeapi/conflict_retry.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
+#include "shimkeeper/kubeapi/resource.hpp"
 
 namespace shimkeeper::cluster::agent {
 
 using nlohmann::json;
 
-util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTarget& target,
-                                                         const model::SlotDecision& decision) {
-    const auto sent = std::chrono::steady_clock::now();
-    const std::string now = kubeapi::micro_time(std::chrono::system_clock::now());
-    const json* existing = decision.existing ? &decision.existing->lease.object : nullptr;
-    json lease = model::slot_lease_for(target, decision.index, m_me, model::slot_timing::lease, now,
-                                       existing);
-    lease["metadata"]["namespace"] = m_ns;
-    auto written = existing ? m_client.update(kubeapi::leases_resource(), m_ns, lease)
-                            : m_client.create(kubeapi::leases_resource(), m_ns, lease);
-    if (!written) {
-        if (written.error().code() == util::ErrorCode::conflict ||
-            written.error().code() == util::ErrorCode::not_found) {
-            return std::nullopt; // someone else was first; the watch shows who
+namespace {
+
+// An annotation value is not limited by the API, but a reason need not be a novel.
+std::string short_reason(const std::string& reason) {
+    constexpr std::size_t k_most = 1000;
+    return reason.size() <= k_most ? reason : reason.substr(0, k_most) + "...";
+}
+
+} // namespace
+
+std::optional<std::string> why_not_held(const model::SlotLease& current, const HeldSlot& held,
+                                        const std::string& me) {
+    if (current.holder != me || current.grant != held.hold.grant) {
+        return "it was granted anew since (to " +
+               (current.holder.empty() ? std::string("nobody") : current.holder) + ")";
+    }
+    if (!current.failed.empty()) {
+        return "it is marked failed";
+    }
+    if (!current.revoked.empty()) {
+        return "the coordinator revoked it: " + current.revoked;
+    }
+    return std::nullopt;
+}
+
+HeldSlot held_of(const model::SlotLease& grant) {
+    HeldSlot held{{grant.shim, grant.uid, grant.generation, 1}, grant.object, {}, {}, {}};
+    held.hold = model::SlotHold{grant.shim, grant.name, grant.grant, grant.uid, grant.generation};
+    return held;
+}
+
+util::Expected<void> SlotKeeper::write(const model::SlotHold& hold, const std::string& what) {
+    auto patched = m_client.merge_patch(kubeapi::nodes_resource(), "", m_me,
+                                        model::slot_hold_patch(hold));
+    if (!patched) {
+        return std::unexpected(std::move(patched.error())
+                                   .with_context(what + " rollout slot " + hold.lease +
+                                                 " (annotation " + model::slot_hold_key(hold.shim) +
+                                                 " on Node " + m_me + ")"));
+    }
+    return {};
+}
+
+util::Expected<bool> SlotKeeper::read_grant(HeldSlot& held) {
+    const std::string name = held.hold.lease;
+    auto current = m_client.get(kubeapi::leases_resource(), m_ns, name);
+    if (!current) {
+        if (current.error().code() == util::ErrorCode::not_found) {
+            held.lost = "it is gone (the coordinator frees a slot not renewed within its lease)";
+            return false;
         }
         return std::unexpected(
-            std::move(written.error())
-                .with_context("taking rollout slot " +
-                              model::slot_lease_name(target.shim, decision.index)));
+            std::move(current.error()).with_context("reading rollout slot " + name));
     }
-    return HeldSlot{target, std::move(*written), sent, {}};
+    if (auto why = why_not_held(model::slot_lease_of(*current), held, m_me)) {
+        held.lost = *why;
+        return false;
+    }
+    held.lease = std::move(*current);
+    return true;
+}
+
+util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTarget& target,
+                                                         const model::SlotDecision& decision) {
+    const model::SlotLease& grant = decision.existing->lease;
+    HeldSlot held{target, grant.object, {}, {}, {}};
+    held.hold = model::SlotHold{target.shim,
+                                grant.name,
+                                grant.grant,
+                                target.uid,
+                                target.generation,
+                                kubeapi::micro_time(std::chrono::system_clock::now())};
+    const auto sent = std::chrono::steady_clock::now();
+    TRY(write(held.hold, "taking"));
+    if (!TRY(read_grant(held))) {
+        return std::nullopt;
+    }
+    held.confirmed = sent;
+    return held;
 }
 
 std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
@@ -52,7 +110,7 @@ std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
     if (auto why = why_slot_not_fresh(held, now)) {
         return why;
     }
-    if (model::slot_lease_of(held.lease).committing.count() <= 0) {
+    if (held.confirmed_committing.count() <= 0) {
         return "the API server has not confirmed this node's mark on rollout slot " +
                kubeapi::name_of(held.lease) +
                " that it is past its point of no return: it may be another node's by the time "
@@ -61,149 +119,38 @@ std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
     return std::nullopt;
 }
 
-bool still_held(const model::SlotLease& current, const HeldSlot& held, const std::string& me) {
-    const json::json_pointer acquired("/spec/acquireTime");
-    return current.holder == me && current.uid == held.target.uid &&
-           current.generation == held.target.generation && current.failed.empty() &&
-           current.object.value(acquired, std::string()) ==
-               held.lease.value(acquired, std::string());
-}
-
 util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
-    const std::string name = kubeapi::name_of(held.lease);
-    const std::string version =
-        held.lease.value(json::json_pointer("/metadata/resourceVersion"), std::string());
-    auto removed = m_client.remove(kubeapi::leases_resource(), m_ns, name, version);
-    if (removed || removed.error().code() == util::ErrorCode::not_found) {
-        return {};
-    }
-    if (removed.error().code() != util::ErrorCode::conflict) {
-        return std::unexpected(
-            std::move(removed.error()).with_context("releasing rollout slot " + name));
-    }
-    // Changed since our last write: delete it only if it is still ours.
-    auto current = m_client.get(kubeapi::leases_resource(), m_ns, name);
-    if (!current) {
-        return current.error().code() == util::ErrorCode::not_found
-                   ? util::Expected<void>{}
-                   : std::unexpected(
-                         std::move(current.error()).with_context("releasing rollout slot " + name));
-    }
-    if (model::slot_lease_of(*current).holder != m_me) {
-        return {};
-    }
-    return release(HeldSlot{held.target, std::move(*current), held.confirmed, held.lost});
+    model::SlotHold hold = held.hold;
+    hold.done = true;
+    return write(hold, "releasing");
 }
 
 util::Expected<std::string> SlotKeeper::fail(const HeldSlot& held, const std::string& reason) {
-    const std::string name = kubeapi::name_of(held.lease);
-    // An annotation value is not limited by the API, but a reason need not be a novel.
-    std::string text = reason;
-    if (text.size() > 1000) {
-        text.resize(1000);
-        text += "...";
-    }
-    bool ours = false;
-    auto marked = kubeapi::update_with_retry(
-        m_client, kubeapi::leases_resource(), m_ns, name,
-        [&](json& lease) -> util::Expected<kubeapi::Changed> {
-            ours = model::slot_lease_of(lease).holder == m_me &&
-                   model::slot_lease_of(lease).uid == held.target.uid;
-            if (!ours) {
-                return kubeapi::Changed::no; // expired and taken over: a marker of its own below
-            }
-            lease["metadata"]["annotations"][model::k_slot_failed_key] = text;
-            lease["spec"]["renewTime"] = kubeapi::micro_time(std::chrono::system_clock::now());
-            return kubeapi::Changed::yes;
-        });
-    if (marked && ours) {
-        return name;
-    }
-    if (!marked && marked.error().code() != util::ErrorCode::not_found) {
-        return std::unexpected(
-            std::move(marked.error()).with_context("marking rollout slot " + name + " failed"));
-    }
-    return mark_failed_elsewhere(held, text);
+    model::SlotHold hold = held.hold;
+    hold.failed = short_reason(reason);
+    TRY(write(hold, "marking failed"));
+    return hold.lease;
 }
 
-util::Expected<std::string> SlotKeeper::mark_failed_elsewhere(const HeldSlot& held,
-                                                              const std::string& text) {
-    const int own = model::slot_index_of(kubeapi::name_of(held.lease));
-    const int first_extra = std::max(held.target.slots, own + 1);
-    constexpr int k_extra_names = 64;
-    for (int k = -1; k < k_extra_names; ++k) {
-        const int index = k < 0 ? own : first_extra + k;
-        if (index < 0) {
-            continue;
-        }
-        const std::string now = kubeapi::micro_time(std::chrono::system_clock::now());
-        json lease = model::slot_lease_for(held.target, index, m_me, model::slot_timing::lease, now,
-                                           nullptr);
-        lease["metadata"]["namespace"] = m_ns;
-        lease["metadata"]["annotations"][model::k_slot_failed_key] = text;
-        auto created = m_client.create(kubeapi::leases_resource(), m_ns, lease);
-        if (created) {
-            return kubeapi::name_of(*created);
-        }
-        if (created.error().code() != util::ErrorCode::conflict) {
-            return std::unexpected(
-                std::move(created.error())
-                    .with_context("marking the rollout of Shim/" + held.target.shim + " failed"));
-        }
-    }
-    return util::fail(
-        util::ErrorCode::conflict,
-        "marking the rollout of Shim/" + held.target.shim + " failed: every name up to " +
-            model::slot_lease_name(held.target.shim, first_extra + k_extra_names - 1) + " exists");
+util::Expected<void> SlotKeeper::note_recorded(model::SlotHold hold) {
+    hold.recorded = true;
+    return write(hold, "noting the recorded failure of");
 }
 
 util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
-    const std::string name = kubeapi::name_of(held.lease);
-    for (int attempt = 1;; ++attempt) {
-        const auto sent = std::chrono::steady_clock::now();
-        json lease = held.lease;
-        lease["spec"]["renewTime"] = kubeapi::micro_time(std::chrono::system_clock::now());
-        if (held.committing.count() > 0) {
-            lease["metadata"]["annotations"][model::k_slot_committing_key] =
-                std::to_string(held.committing.count());
-        }
-        auto written = m_client.update(kubeapi::leases_resource(), m_ns, lease);
-        if (written) {
-            held.lease = std::move(*written);
-            held.confirmed = sent;
-            return {};
-        }
-        const util::ErrorCode code = written.error().code();
-        if (code == util::ErrorCode::not_found) {
-            held.lost = "it is gone (the coordinator frees a slot not renewed within its lease)";
-            return std::unexpected(
-                std::move(written.error()).with_context("renewing rollout slot " + name));
-        }
-        if (code != util::ErrorCode::conflict || attempt == 2) {
-            return std::unexpected(
-                std::move(written.error()).with_context("renewing rollout slot " + name));
-        }
-        // A 409: someone wrote it since this node's last confirmed write. This node itself, when
-        // a renewal's answer was lost: then the Lease is still the one taken, and its version
-        // is adopted. Anyone else: it is lost.
-        auto current = m_client.get(kubeapi::leases_resource(), m_ns, name);
-        if (!current) {
-            if (current.error().code() == util::ErrorCode::not_found) {
-                held.lost =
-                    "it is gone (the coordinator frees a slot not renewed within its lease)";
-            }
-            return std::unexpected(
-                std::move(current.error()).with_context("renewing rollout slot " + name));
-        }
-        const model::SlotLease seen = model::slot_lease_of(*current);
-        if (!still_held(seen, held, m_me)) {
-            held.lost = seen.holder == m_me ? "it was taken again or marked failed since"
-                                            : "node " + seen.holder + " holds it now";
-            return util::fail(util::ErrorCode::conflict,
-                              "renewing rollout slot " + name + ": " + held.lost);
-        }
-        held.lease = std::move(*current);
+    model::SlotHold hold = held.hold;
+    hold.renewed = kubeapi::micro_time(std::chrono::system_clock::now());
+    hold.committing = held.committing;
+    const auto sent = std::chrono::steady_clock::now();
+    TRY(write(hold, "renewing"));
+    held.hold = hold;
+    if (!TRY(read_grant(held))) {
+        return util::fail(util::ErrorCode::conflict,
+                          "renewing rollout slot " + hold.lease + ": " + held.lost);
     }
+    held.confirmed = sent;
+    held.confirmed_committing = hold.committing;
+    return {};
 }
 
 SlotRenewal::SlotRenewal(kubeapi::KubeConfig config, std::string ns, std::string me,

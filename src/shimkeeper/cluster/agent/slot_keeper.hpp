@@ -1,18 +1,20 @@
-// The writes behind rollout slots (slot_lease.hpp decides): take a slot (create, or move this
-// node's own one to a new generation: the API server lets one writer win), renew the slots held
-// while a transaction runs (a thread of its own, since the transaction blocks the daemon's loop
-// for as long as a download or a health check takes), release a slot after success (delete at
-// the version held) and mark one failed (it then stays, and halts the rollout of that
-// generation).
+// A node's side of its rollout slots (slot_hold.hpp decides the shape): take a slot the
+// coordinator granted it, renew it while a transaction runs (a thread of its own, since the
+// transaction blocks the daemon's loop for as long as a download or a health check takes),
+// release it after success and mark it failed after a failure (the coordinator then marks the
+// grant failed, which halts the rollout of that generation). Each is a merge patch of one
+// annotation on this node's own Node: the node writes no Lease.
 //
-// A slot is a bound only while it is fresh: each HeldSlot remembers when the last
-// write of it that the API server confirmed was sent (this node's monotonic clock, never the
-// Lease's renewTime), and whether it was lost (gone, or another node's now). The coordinator
-// frees a slot only slot_timing::free_after after it saw that version, so a slot confirmed less
-// than slot_timing::fresh_for ago cannot have been handed to anyone yet: the gate lets a
-// transaction past its point of no return only then (rollout_gate.hpp).
+// A slot is a bound only while it is fresh: a take or renewal writes the entry and then reads the
+// grant (a quorum read); when the grant is still this node's and not revoked, the slot is
+// confirmed as of when the write was sent (this node's monotonic clock). The coordinator deletes
+// a grant only slot_timing::revoked_for after it revoked it, and every read that found it
+// unrevoked came before the revoke, so a slot confirmed less than slot_timing::fresh_for ago
+// cannot have been handed to anyone yet: the gate lets a transaction past its point of no return
+// only then (rollout_gate.hpp).
 #pragma once
 
+#include "shimkeeper/cluster/model/slot_hold.hpp"
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/util/log.hpp"
@@ -27,13 +29,15 @@ namespace shimkeeper::cluster::agent {
 
 struct HeldSlot {
     model::RolloutTarget target;
-    nlohmann::json lease; // the version this node wrote last
-    // When the request of the last confirmed write (take or renewal) was sent.
+    nlohmann::json lease; // the grant as this node read it last
+    // When the write of the last confirmed take or renewal was sent.
     std::chrono::steady_clock::time_point confirmed{};
     std::string lost; // why the slot is no longer this node's; empty while it is
-    // Once set (SlotRenewal::renew_committing), every write of the slot carries it as its
-    // committing mark (slot_lease.hpp): this node is past its point of no return.
+    // Once set (SlotRenewal::renew_committing), every renewal carries it as its committing mark
+    // (slot_hold.hpp): this node is past its point of no return.
     std::chrono::seconds committing{0};
+    model::SlotHold hold{};                     // this node's entry as it last wrote it
+    std::chrono::seconds confirmed_committing{}; // the mark of the last confirmed renewal
 };
 
 // Why `held` may not be trusted as this node's slot at `now`: lost, or not confirmed within
@@ -46,38 +50,43 @@ std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
 std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
                                                   std::chrono::steady_clock::time_point now);
 
-// Pure: whether `current` (the Lease as the API server has it now) is still the slot this node
-// took, `held`: same holder, object, generation and acquisition, not failed. Only then may a
-// renewal whose answer was lost adopt its resourceVersion.
-bool still_held(const model::SlotLease& current, const HeldSlot& held, const std::string& me);
+// Pure: why `current` (the grant as the API server has it now) is no longer the slot this node
+// took, `held`: another holder or grant, failed, or revoked. nullopt: still this node's.
+std::optional<std::string> why_not_held(const model::SlotLease& current, const HeldSlot& held,
+                                        const std::string& me);
+
+// The slot that `grant` gives this node, as its entry names it: for releasing a grant this run
+// did not take (one of an older generation).
+HeldSlot held_of(const model::SlotLease& grant);
 
 class SlotKeeper {
 public:
-    // Its Leases say slot_timing::lease as their leaseDurationSeconds.
+    // `me`: this node, whose Node it writes.
     SlotKeeper(kubeapi::Client& client, std::string ns, std::string me)
         : m_client(client), m_ns(std::move(ns)), m_me(std::move(me)) {}
 
-    // nullopt: another node won the slot first (AlreadyExists, or a 409 on the takeover).
+    // Takes the slot granted to this node (decision.existing: the grant as its watch showed it):
+    // writes the entry naming it, then reads the grant. nullopt: it is no longer this node's
+    // (revoked, gone or marked failed since).
     util::Expected<std::optional<HeldSlot>> take(const model::RolloutTarget& target,
                                                  const model::SlotDecision& decision);
-    // Deletes the slot at the version held; gone already is fine; a slot another node took over
-    // in the meantime (it expired) is left to it.
+    // Says done: the coordinator deletes the grant.
     util::Expected<void> release(const HeldSlot& held);
-    // Marks the slot failed with `reason`, at whatever version it has now, while it is ours.
-    // Lost (gone, or another node's now: it expired while this node could not renew), the
-    // failure still halts the rollout: a failed slot Lease of the same generation is created
-    // under the first absent name, from the slot's own index upwards (decision: the
-    // marker is an ordinary failed slot, so the coordinator's RolloutHalted, the waiting nodes
-    // and `kubectl delete lease` to resume treat it like any other). Returns the Lease marked.
+    // Says failed with `reason`: the coordinator marks the grant failed, or, if it is gone by
+    // then, creates a failed Lease for it (slot_view.hpp), which halts the rollout of that
+    // generation. Returns the grant's name.
     util::Expected<std::string> fail(const HeldSlot& held, const std::string& reason);
-    // One renewal (renewTime now); updates held.lease and held.confirmed. A 409 whose cause is
-    // this node's own earlier renewal (its answer lost on the way) adopts the version the API
-    // server has and renews again; a slot gone or another node's sets held.lost.
+    // One renewal: the entry written again (its `renewed` now, its committing mark), then the
+    // grant read; updates held.lease, held.confirmed and held.confirmed_committing, or sets
+    // held.lost when the grant is no longer this node's.
     util::Expected<void> renew(HeldSlot& held);
+    // Says that this node has seen its failure on a Lease (slot_hold.hpp: `recorded`).
+    util::Expected<void> note_recorded(model::SlotHold hold);
 
 private:
-    util::Expected<std::string> mark_failed_elsewhere(const HeldSlot& held,
-                                                      const std::string& text);
+    util::Expected<void> write(const model::SlotHold& hold, const std::string& what);
+    // Reads the grant: true while it is this node's (held.lease updated), false with held.lost.
+    util::Expected<bool> read_grant(HeldSlot& held);
 
     kubeapi::Client& m_client;
     std::string m_ns;

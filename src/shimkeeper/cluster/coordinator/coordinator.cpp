@@ -65,6 +65,35 @@ bool status_change_missed(const std::map<std::string, json>& shims,
     return without_status(known->second) == without_status(event.object);
 }
 
+// What the event says of each node's slot entries, timed now (slot_view.hpp): after the views
+// took it in.
+// True when a node now says done or failed of a slot (model::stamp_holds).
+bool stamp_holds_of(ClusterView& view, const kubeapi::WatchEvent& event) {
+    const auto now = std::chrono::steady_clock::now();
+    switch (event.kind) {
+    case kubeapi::WatchEvent::Kind::synced: {
+        std::erase_if(view.holds,
+                      [&](const auto& entry) { return !view.nodes.contains(entry.first); });
+        bool settled = false;
+        for (const auto& [name, node] : view.nodes) {
+            settled = model::stamp_holds(view.holds, node, now) || settled;
+        }
+        return settled;
+    }
+    case kubeapi::WatchEvent::Kind::added:
+    case kubeapi::WatchEvent::Kind::modified:
+        if (const auto node = view.nodes.find(kubeapi::name_of(event.object));
+            node != view.nodes.end()) {
+            return model::stamp_holds(view.holds, node->second, now);
+        }
+        return false;
+    case kubeapi::WatchEvent::Kind::deleted:
+        view.holds.erase(kubeapi::name_of(event.object));
+        return false;
+    }
+    return false;
+}
+
 NodeChange apply_event(model::NodeViews& nodes, const kubeapi::WatchEvent& event) {
     switch (event.kind) {
     case kubeapi::WatchEvent::Kind::synced: {
@@ -334,12 +363,16 @@ util::Expected<void> Coordinator::begin_term() {
         connection, m_loop, kubeapi::nodes_resource(), "", kubeapi::WatchSettings{},
         [this](const kubeapi::WatchEvent& event) {
             const NodeChange change = apply_event(m_view.nodes, event);
+            const bool settled = stamp_holds_of(m_view, event);
             if (change.seen || !m_nodes_synced) {
                 m_nodes_synced = true;
                 on_change();
             }
             if (change.asked) {
                 arm_grant_pass(GrantCause::node_asked);
+            }
+            if (settled) { // a node released its slot or failed: free it or halt at once
+                arm_grant_pass(GrantCause::slot_went);
             }
         });
     m_class_watch = std::make_unique<kubeapi::Watch>(
@@ -431,7 +464,7 @@ void Coordinator::pass() {
     if (outcome.errors.empty()) {
         m_failures_in_row = 0;
         // A holder that dies sends no event: look again when its slot runs out unrenewed.
-        auto expiry = model::next_slot_expiry(m_slots.slots());
+        auto expiry = model::next_slot_expiry(model::judged_slots(m_slots.slots(), m_view.holds));
         // Nor does a node's failed slot of a Shim that does not select it, freed after a lease.
         if (auto foreign =
                 model::next_foreign_failure(m_slots.slots(), m_view.shims, m_view.nodes)) {
@@ -461,7 +494,7 @@ void Coordinator::pass() {
 }
 
 void Coordinator::load_slots_into_view() {
-    m_view.slots = m_slots.slots();
+    m_view.slots = model::judged_slots(m_slots.slots(), m_view.holds);
     m_view.slot_events = m_slots.events();
     m_view.slots_synced = m_slots.synced();
     m_view.ns = m_settings.ns;

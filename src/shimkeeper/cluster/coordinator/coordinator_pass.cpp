@@ -51,6 +51,9 @@ void CoordinatorPass::begin(ClusterView& view) {
 
 PassOutcome CoordinatorPass::run(ClusterView& view) {
     begin(view);
+    if (m_leading()) {
+        record_failures(); // before the status: a halt shows in the same pass
+    }
     std::vector<std::string> names;
     for (const auto& [name, shim] : view.shims) {
         names.push_back(name);
@@ -81,7 +84,13 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
 PassOutcome CoordinatorPass::run_grants(ClusterView& view, const std::string& when) {
     begin(view);
     if (m_leading()) {
-        grant_slots(when);
+        record_failures(); // a failure that came with the events halts before a grant
+        if (!api_silent()) {
+            reclaim_slots(); // a slot its node released goes at once
+        }
+        if (m_leading() && !api_silent()) {
+            grant_slots(when);
+        }
     } else {
         m_outcome.interrupted = true;
     }
@@ -264,17 +273,31 @@ void CoordinatorPass::reclaim_slots() {
         return;
     }
     const auto now = std::chrono::steady_clock::now();
-    for (const model::SlotSeen& slot : m_view->slots) {
-        const auto shim = m_view->shims.find(slot.lease.shim);
-        auto why = model::slot_reclaim_reason(
-            slot, shim == m_view->shims.end() ? nullptr : &shim->second, now);
-        if (!why && shim != m_view->shims.end()) {
-            why = model::foreign_failure_reason(slot, shim->second, m_view->nodes, now);
+    const std::vector<model::SlotSeen> slots = m_view->slots; // writes replace the view's
+    for (const model::SlotSeen& slot : slots) {
+        if (!m_leading() || api_silent()) {
+            return;
         }
-        if (!why) {
+        const auto shim = m_view->shims.find(slot.lease.shim);
+        auto free = model::slot_reclaim_reason(
+            slot, shim == m_view->shims.end() ? nullptr : &shim->second, now);
+        if (!free && shim != m_view->shims.end()) {
+            if (auto why = model::foreign_failure_reason(slot, shim->second, m_view->nodes, now)) {
+                free = model::SlotFree{*why, model::SlotFree::Action::delete_now};
+            }
+        }
+        if (!free) {
             continue;
         }
-        // At the version judged: a holder's renewal in between makes this a 409, and it stays.
+        if (free->action == model::SlotFree::Action::revoke) {
+            revoke_slot(slot, free->why);
+            continue;
+        }
+        if (free->action == model::SlotFree::Action::delete_unless_renewed &&
+            !holder_still_silent(slot)) {
+            continue;
+        }
+        // At the version judged: a write in between makes this a 409, and it stays.
         auto gone = m_client.remove(kubeapi::leases_resource(), m_view->ns, slot.lease.name,
                                     slot.lease.resource_version);
         if (!gone && gone.error().code() != util::ErrorCode::not_found) {
@@ -285,8 +308,169 @@ void CoordinatorPass::reclaim_slots() {
         }
         ++m_outcome.writes;
         m_freed.insert(slot.lease.name);
-        m_log.info("coordinator: freed rollout slot Lease " + slot.lease.name + ": " + *why);
+        m_log.info("coordinator: freed rollout slot Lease " + slot.lease.name + ": " + free->why);
     }
+}
+
+void CoordinatorPass::put_slot(const json& lease) {
+    model::SlotSeen fresh{model::slot_lease_of(lease), std::chrono::steady_clock::now()};
+    auto& slots = m_view->slots;
+    const auto found = std::ranges::find(slots, fresh.lease.name,
+                                         [](const model::SlotSeen& s) { return s.lease.name; });
+    if (found != slots.end()) {
+        fresh.lease.committing = found->lease.committing;
+        *found = std::move(fresh);
+    } else {
+        slots.push_back(std::move(fresh));
+    }
+}
+
+void CoordinatorPass::revoke_slot(const model::SlotSeen& slot, const std::string& why) {
+    json lease = slot.lease.object;
+    const model::HoldSeen* judged = model::hold_of_grant(m_view->holds, slot.lease);
+    json& annotations = lease["metadata"]["annotations"];
+    annotations[model::k_slot_revoked_key] = why;
+    annotations[model::k_slot_revoked_over_key] =
+        judged != nullptr ? model::format_slot_hold(judged->hold) : std::string();
+    auto revoked = m_client.update(kubeapi::leases_resource(), m_view->ns, lease);
+    if (!revoked) {
+        if (revoked.error().code() != util::ErrorCode::conflict &&
+            revoked.error().code() != util::ErrorCode::not_found) {
+            failed("revoking rollout slot Lease " + slot.lease.name, std::move(revoked).error());
+        }
+        return;
+    }
+    ++m_outcome.writes;
+    put_slot(*revoked);
+    m_log.info("coordinator: revoked rollout slot Lease " + slot.lease.name + ": " + why +
+               "; it is freed " +
+               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                  model::slot_timing::revoked_for)
+                                  .count()) +
+               " s from now unless its holder renews it meanwhile");
+}
+
+bool CoordinatorPass::holder_still_silent(const model::SlotSeen& slot) {
+    const model::SlotLease& lease = slot.lease;
+    auto node = m_client.get(kubeapi::nodes_resource(), "", lease.holder);
+    std::string now_said;
+    if (node) {
+        const auto holds = model::slot_holds_in(
+            model::metadata_strings(*node, "annotations", model::k_slot_hold_key_prefix));
+        const auto entry = holds.find(lease.shim);
+        if (entry != holds.end() && entry->second.grant == lease.grant) {
+            now_said = model::format_slot_hold(entry->second);
+        }
+    } else if (node.error().code() != util::ErrorCode::not_found) {
+        failed("reading Node " + lease.holder + " before freeing rollout slot Lease " + lease.name,
+               std::move(node).error());
+        return false;
+    }
+    if (now_said == lease.revoked_over) {
+        return true;
+    }
+    // It renewed (or said done or failed) after the view last showed it: the revoke goes, and
+    // the slot is judged again from that entry.
+    json unrevoked = lease.object;
+    json& annotations = unrevoked["metadata"]["annotations"];
+    annotations.erase(model::k_slot_revoked_key);
+    annotations.erase(model::k_slot_revoked_over_key);
+    auto written = m_client.update(kubeapi::leases_resource(), m_view->ns, unrevoked);
+    if (!written) {
+        if (written.error().code() != util::ErrorCode::conflict &&
+            written.error().code() != util::ErrorCode::not_found) {
+            failed("withdrawing the revoke of rollout slot Lease " + lease.name,
+                   std::move(written).error());
+        }
+        return false;
+    }
+    ++m_outcome.writes;
+    put_slot(*written);
+    m_log.info("coordinator: withdrew the revoke of rollout slot Lease " + lease.name + ": node " +
+               lease.holder + " wrote its entry for it since");
+    return false;
+}
+
+void CoordinatorPass::record_failures() {
+    if (!m_view->slots_synced) {
+        return;
+    }
+    for (const model::FailureToRecord& failure : model::failures_to_record(
+             m_view->slots, m_view->holds, m_view->nodes, m_view->shims)) {
+        if (!m_leading() || api_silent()) {
+            return;
+        }
+        const bool recorded = failure.grant != nullptr
+                                  ? mark_grant_failed(*failure.grant, failure.hold)
+                                  : create_failed_marker(failure.node, failure.hold);
+        if (recorded) {
+            m_log.info("coordinator: node " + failure.node + " failed Shim/" + failure.hold.shim +
+                       " generation " + std::to_string(failure.hold.generation) + " (" +
+                       failure.hold.failed + "): recorded on its rollout slot; the rollout halts");
+        }
+    }
+}
+
+bool CoordinatorPass::mark_grant_failed(const model::SlotSeen& grant, const model::SlotHold& hold) {
+    json lease = grant.lease.object;
+    json& annotations = lease["metadata"]["annotations"];
+    annotations[model::k_slot_failed_key] = hold.failed;
+    annotations.erase(model::k_slot_revoked_key); // a failed slot stands until a resume
+    annotations.erase(model::k_slot_revoked_over_key);
+    auto marked = m_client.update(kubeapi::leases_resource(), m_view->ns, lease);
+    if (!marked) {
+        if (marked.error().code() != util::ErrorCode::conflict &&
+            marked.error().code() != util::ErrorCode::not_found) {
+            failed("marking rollout slot Lease " + grant.lease.name + " failed",
+                   std::move(marked).error());
+        }
+        return false; // the next pass, from the watch's newer version
+    }
+    ++m_outcome.writes;
+    put_slot(*marked);
+    return true;
+}
+
+// The grant is gone (revoked and freed while its holder was cut off): a failed Lease of that
+// generation stands for it, under the first absent name from the grant's own index, then past
+// the slot count's names, so that nothing waiting may take it for a free slot of the count.
+bool CoordinatorPass::create_failed_marker(const std::string& node, const model::SlotHold& hold) {
+    const int own = model::slot_index_of(hold.lease);
+    constexpr int k_extra_names = 64;
+    constexpr int k_first_extra = 1000;
+    const model::RolloutTarget target{hold.shim, hold.uid, hold.generation, 1};
+    for (int k = -1; k < k_extra_names; ++k) {
+        const int index = k < 0 ? own : k_first_extra + k;
+        const std::string name = model::slot_lease_name(hold.shim, index);
+        if (index < 0 || std::ranges::any_of(m_view->slots, [&](const model::SlotSeen& slot) {
+                return slot.lease.name == name;
+            })) {
+            continue;
+        }
+        json lease = model::slot_lease_for(target, index, node,
+                                           kubeapi::micro_time(std::chrono::system_clock::now()));
+        lease["metadata"]["namespace"] = m_view->ns;
+        lease["metadata"]["annotations"][model::k_slot_failed_key] = hold.failed;
+        lease["metadata"]["annotations"][model::k_slot_grant_key] = hold.grant;
+        auto created = m_client.create(kubeapi::leases_resource(), m_view->ns, lease);
+        if (created) {
+            ++m_outcome.writes;
+            put_slot(*created);
+            return true;
+        }
+        if (created.error().code() != util::ErrorCode::conflict) {
+            failed("creating a failed rollout slot Lease for node " + node + "'s failure of Shim/" +
+                       hold.shim,
+                   std::move(created).error());
+            return false;
+        }
+    }
+    failed("creating a failed rollout slot Lease for node " + node,
+           util::Error(util::ErrorCode::conflict,
+                       "every name up to " +
+                           model::slot_lease_name(hold.shim, k_first_extra + k_extra_names - 1) +
+                           " exists"));
+    return false;
 }
 
 void CoordinatorPass::grant_slots(const std::string& when) {
@@ -334,6 +518,8 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         const auto request = node->second.find(declined.shim);
         return request == node->second.end() || request->second != declined.request;
     });
+    const std::vector<model::FailureToRecord> unrecorded =
+        model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims);
     std::vector<model::GrantTarget> targets;
     for (const auto& [name, shim] : m_view->shims) {
         auto policy = model::rollout_policy_of(shim);
@@ -347,8 +533,13 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         model::RolloutTarget target{name, shim.value(json::json_pointer("/metadata/uid"), ""),
                                     shim.value(json::json_pointer("/metadata/generation"), 0L),
                                     *count + (reconcile::fault_switch("grant-over-max") ? 1 : 0)};
-        const bool halted = model::halting_slot(slots, target, shim, m_view->nodes) != nullptr &&
-                            !reconcile::fault_switch("halt-ignored"); // tests only (fault.hpp)
+        // A failure not recorded yet (its write failed) halts as well as a failed slot.
+        const bool failing = std::ranges::any_of(unrecorded, [&](const auto& failure) {
+            return failure.hold.shim == name && failure.hold.generation == target.generation;
+        });
+        const bool halted =
+            (failing || model::halting_slot(slots, target, shim, m_view->nodes) != nullptr) &&
+            !reconcile::fault_switch("halt-ignored"); // tests only (fault.hpp)
         targets.push_back({std::move(target), halted});
     }
     std::vector<model::SlotGrant> made;
@@ -370,8 +561,7 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
         }
         json lease =
-            model::granted_slot_lease(grant, model::slot_timing::lease,
-                                      kubeapi::micro_time(std::chrono::system_clock::now()));
+            model::granted_slot_lease(grant, kubeapi::micro_time(std::chrono::system_clock::now()));
         lease["metadata"]["namespace"] = m_view->ns;
         const std::string name = kubeapi::name_of(lease);
         auto created = m_client.create(kubeapi::leases_resource(), m_view->ns, lease);

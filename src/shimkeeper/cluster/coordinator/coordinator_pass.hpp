@@ -6,11 +6,13 @@
 //   - its status written through the status subresource (merge patch) only when it differs;
 //   - being deleted, with our finalizer, and no Node carrying its label or annotation: its
 //     RuntimeClass deleted (if ours), then the finalizer removed.
-// And a RuntimeClass of ours whose Shim is gone or now names another class is deleted, and so is
-// a rollout slot Lease is freed (deleted) when its Shim is gone, it was released, it expired
-// unrenewed, or it failed for an older generation (slot_reclaim_reason): nodes never write a
-// Lease another node holds. Then the free slots are granted to the nodes that ask for them
-// (slot_grant.hpp): a created Lease held by the node, which takes it from its own watch.
+// And a RuntimeClass of ours whose Shim is gone or now names another class is deleted. The slot
+// Leases are the coordinator's alone (nodes write only their own Node: slot_hold.hpp): a failure a
+// node says is marked on its grant (the halt); a slot is deleted when its Shim is gone, its holder
+// released it, or it failed for an older generation, and revoked, then deleted, when its holder
+// stopped renewing it (slot_reclaim_reason). Then the free slots are granted to the nodes that
+// ask for them (slot_grant.hpp): a created Lease held by the node, which takes it from its own
+// watch.
 // The status also carries the rollout (rollout_status.hpp): status.slots and RolloutHalted, with
 // a Warning Event when a rollout halts.
 // A failed write is reported and the pass goes on with the next Shim; the caller retries the
@@ -26,6 +28,7 @@
 #include "shimkeeper/cluster/model/shim_rollup.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/cluster/model/slot_lease.hpp"
+#include "shimkeeper/cluster/model/slot_view.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
 #include "shimkeeper/kubeapi/event_recorder.hpp"
@@ -48,7 +51,10 @@ struct ClusterView {
     std::map<std::string, nlohmann::json> shims;           // by name
     model::NodeViews nodes;                                // by name
     std::map<std::string, nlohmann::json> runtime_classes; // by name
-    std::vector<model::SlotSeen> slots; // the rollout slot Leases (the candidacy's Lease watch)
+    // The rollout slot Leases (the candidacy's Lease watch), judged with their holders' entries
+    // (slot_view.hpp).
+    std::vector<model::SlotSeen> slots;
+    model::HoldClock holds; // each node's slot entries, as the Node watch showed them
     bool slots_synced = false;
     std::string ns; // the agent namespace, where the slot Leases live
     // Kept across passes of one term (slot_grant.hpp): grants made whose Lease the watch has not
@@ -91,9 +97,9 @@ public:
         : m_client(client), m_events(events), m_log(log), m_leading(std::move(leading)) {}
 
     PassOutcome run(ClusterView& view);
-    // Only the last step of run(): the free slots granted to the nodes that ask. The coordinator
-    // runs it as soon as a slot goes or a node asks, so neither a handoff nor a rollout's start
-    // waits for a whole pass. `when` ends each grant's log line: " (at once: ...)".
+    // Only the slot steps of run(): failures recorded, slots freed, and the free slots granted to
+    // the nodes that ask. The coordinator runs it as soon as a slot goes (a node says done) or a
+    // node asks, so neither a handoff nor a rollout's start waits for a whole pass. `when` ends each grant's log line: " (at once: ...)".
     PassOutcome run_grants(ClusterView& view, const std::string& when);
 
 private:
@@ -104,6 +110,16 @@ private:
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
     void remove_orphans();
     void reclaim_slots();
+    // The failures nodes said on their Node, marked on their grant (or a failed Lease of their
+    // own): the halt (slot_view.hpp).
+    void record_failures();
+    bool mark_grant_failed(const model::SlotSeen& grant, const model::SlotHold& hold);
+    bool create_failed_marker(const std::string& node, const model::SlotHold& hold);
+    void revoke_slot(const model::SlotSeen& slot, const std::string& why);
+    // Deletes a slot revoked long enough, unless its holder's entry changed since the revoke
+    // judged it (a quorum read of the Node): then the revoke is withdrawn.
+    bool holder_still_silent(const model::SlotSeen& slot);
+    void put_slot(const nlohmann::json& lease);
     // `when` ends the log line of each grant: which path made it.
     void grant_slots(const std::string& when);
     nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,

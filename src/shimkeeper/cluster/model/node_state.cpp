@@ -1,5 +1,7 @@
 #include "shimkeeper/cluster/model/node_state.hpp"
 
+#include "shimkeeper/cluster/model/slot_hold.hpp"
+
 #include <array>
 #include <utility>
 
@@ -21,7 +23,9 @@ constexpr std::array<std::pair<ShimState, const char*>, 5> k_states{{
 std::map<std::string, std::string> by_shim(const json& node, std::string_view field) {
     std::map<std::string, std::string> out;
     for (auto& [key, value] : metadata_strings(node, field, k_shim_key_prefix)) {
-        if (key.size() > k_shim_key_prefix.size() && key != k_slot_requests_key) {
+        // Not the slot requests nor a slot hold (slot_hold.hpp): those are no shim's state.
+        if (key.size() > k_shim_key_prefix.size() && key != k_slot_requests_key &&
+            !key.starts_with(k_slot_hold_key_prefix)) {
             out.emplace(key.substr(k_shim_key_prefix.size()), std::move(value));
         }
     }

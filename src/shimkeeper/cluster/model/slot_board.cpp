@@ -1,5 +1,7 @@
 #include "shimkeeper/cluster/model/slot_board.hpp"
 
+#include "shimkeeper/cluster/model/slot_grant.hpp"
+
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 
@@ -98,6 +100,18 @@ util::Expected<SlotBoard> read_slot_board(kubeapi::Client& client, std::string_v
     auto leases = client.list(kubeapi::leases_resource(), ns);
     if (!leases) {
         return std::unexpected(std::move(leases.error()).with_context("reading the rollout slots"));
+    }
+    return SlotBoard::from_list(leases->items);
+}
+
+util::Expected<SlotBoard> read_own_grants(kubeapi::Client& client, std::string_view ns,
+                                          const std::string& node) {
+    kubeapi::ListOptions options;
+    options.label_selector = std::string(k_slot_holder_label) + "=" + holder_label_value(node);
+    auto leases = client.list(kubeapi::leases_resource(), ns, options);
+    if (!leases) {
+        return std::unexpected(
+            std::move(leases.error()).with_context("reading the rollout slots granted to " + node));
     }
     return SlotBoard::from_list(leases->items);
 }

@@ -61,5 +61,8 @@ private:
 
 // One list of the namespace's Leases, as a board (from_list): for commands without the watch.
 util::Expected<SlotBoard> read_slot_board(kubeapi::Client& client, std::string_view ns);
+// One list of the slot Leases granted to `node` (its holder label), as a board: `apply`'s.
+util::Expected<SlotBoard> read_own_grants(kubeapi::Client& client, std::string_view ns,
+                                          const std::string& node);
 
 } // namespace shimkeeper::cluster::model

@@ -128,9 +128,8 @@ std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
     return out;
 }
 
-json granted_slot_lease(const SlotGrant& grant, std::chrono::seconds duration,
-                        const std::string& now_micro) {
-    return slot_lease_for(grant.target, grant.index, grant.node, duration, now_micro, nullptr);
+json granted_slot_lease(const SlotGrant& grant, const std::string& now_micro) {
+    return slot_lease_for(grant.target, grant.index, grant.node, now_micro);
 }
 
 SlotDecision decide_granted_slot(const std::vector<SlotSeen>& own, const RolloutTarget& target,

@@ -2,9 +2,9 @@
 // objects about other nodes. A node that waits for a slot says so on its own Node (the request
 // annotation below, written with its report); the coordinator, which watches Nodes and Leases
 // anyway, creates the slot Lease `<shim>-slot-<i>` with that node as holder and labelled with it;
-// each agent watches only the Leases labelled with its own name and takes a granted slot by
-// writing it (a renewal at the version granted), from where the slot is like any other: renewals,
-// the freshness gate, release, failure marking (slot_keeper.hpp, rollout_gate.hpp). A request is
+// each agent watches only the Leases labelled with its own name (reading, never writing them) and
+// takes a granted slot on its own Node (slot_hold.hpp), from where it renews, marks committing,
+// fails and releases it there (slot_keeper.hpp, rollout_gate.hpp). A request is
 // served once: after the slot granted for it went, the coordinator grants nothing more for it (a
 // dead daemon would otherwise get every slot freed, each for a lease; a node between its release
 // and its next report would get one it never takes), and a node that waits again asks anew.
@@ -104,8 +104,7 @@ std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
                                         const std::vector<Declined>& declined);
 
 // The Lease that grants `grant`: held by the node, labelled with it, renewed now.
-nlohmann::json granted_slot_lease(const SlotGrant& grant, std::chrono::seconds duration,
-                                  const std::string& now_micro);
+nlohmann::json granted_slot_lease(const SlotGrant& grant, const std::string& now_micro);
 
 // The decision of node `me` over the slots granted to it (the Leases labelled with its name):
 // hold (or move to the target's generation, `take` with `existing`) the one it has; wait for a

@@ -25,19 +25,15 @@ std::string annotation(const json& lease, const char* key) {
                                                             : std::string();
 }
 
-// A slot of an older generation than the target's at an index its slot count lacks: released,
-// never carried into the target's generation.
-bool beyond_new_count(const SlotLease& lease, const RolloutTarget& target) {
-    return lease.generation != target.generation &&
-           slot_index_of(lease.name) >= std::max(target.slots, 1);
-}
-
 } // namespace
 
-std::chrono::seconds slot_reclaim_after(const SlotLease& lease) {
+std::chrono::milliseconds slot_reclaim_after(const SlotLease& lease) {
     // Half a lease: a deliberately broken coordinator, for tests of the tests only (fault.hpp).
     if (reconcile::fault_switch("slot-reclaim-early")) {
         return slot_timing::free_after / 2;
+    }
+    if (!lease.revoked.empty()) {
+        return slot_timing::revoked_for;
     }
     return slot_timing::free_after + std::min(lease.committing, k_max_commit_allowance);
 }
@@ -76,25 +72,19 @@ SlotLease slot_lease_of(const json& lease) {
     const std::string generation = annotation(lease, k_slot_generation_key);
     std::from_chars(generation.data(), generation.data() + generation.size(), out.generation);
     out.failed = annotation(lease, k_slot_failed_key);
-    const std::string committing = annotation(lease, k_slot_committing_key);
-    long seconds = 0;
-    auto [end, ec] =
-        std::from_chars(committing.data(), committing.data() + committing.size(), seconds);
-    if (ec == std::errc() && end == committing.data() + committing.size() && seconds > 0) {
-        out.committing = std::chrono::seconds(seconds);
+    out.revoked = annotation(lease, k_slot_revoked_key);
+    out.revoked_over = annotation(lease, k_slot_revoked_over_key);
+    out.grant = annotation(lease, k_slot_grant_key);
+    if (out.grant.empty()) {
+        out.grant = lease.value(json::json_pointer("/metadata/uid"), std::string());
     }
     out.holder = lease.value(json::json_pointer("/spec/holderIdentity"), std::string());
-    const json::json_pointer duration("/spec/leaseDurationSeconds");
-    if (lease.contains(duration) && lease.at(duration).is_number_integer()) {
-        out.duration = std::chrono::seconds(lease.at(duration).get<long>());
-    }
     return out;
 }
 
 json slot_lease_for(const RolloutTarget& target, int index, const std::string& holder,
-                    std::chrono::seconds duration, const std::string& now_micro,
-                    const json* existing) {
-    json lease = existing != nullptr ? *existing : json::object();
+                    const std::string& now_micro) {
+    json lease = json::object();
     lease["apiVersion"] = "coordination.k8s.io/v1";
     lease["kind"] = "Lease";
     json& metadata = lease["metadata"];
@@ -106,15 +96,13 @@ json slot_lease_for(const RolloutTarget& target, int index, const std::string& h
     annotations[k_slot_shim_key] = target.shim;
     annotations[k_slot_uid_key] = target.uid;
     annotations[k_slot_generation_key] = std::to_string(target.generation);
-    annotations.erase(k_slot_failed_key);
-    annotations.erase(k_slot_committing_key); // a slot taken again is not past anything yet
     json& labels = metadata["labels"];
     if (!labels.is_object()) {
         labels = json::object();
     }
     labels[k_slot_holder_label] = holder_label_value(holder); // the holder's watch selects it
     lease["spec"] = {{"holderIdentity", holder},
-                     {"leaseDurationSeconds", duration.count()},
+                     {"leaseDurationSeconds", slot_timing::lease.count()},
                      {"acquireTime", now_micro},
                      {"renewTime", now_micro}};
     return lease;
@@ -137,98 +125,69 @@ std::optional<SlotDecision> own_slot_decision(const std::vector<SlotSeen>& slots
         const SlotLease& lease = slot.lease;
         const int index = slot_index_of(lease.name);
         if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
-            lease.failed.empty() && index >= 0 && !beyond_new_count(lease, target)) {
-            return SlotDecision{lease.generation == target.generation ? SlotDecision::Kind::hold
-                                                                      : SlotDecision::Kind::take,
-                                index,
-                                &slot,
-                                {}};
+            lease.generation == target.generation && lease.failed.empty() &&
+            lease.revoked.empty() && index >= 0) {
+            return SlotDecision{SlotDecision::Kind::hold, index, &slot, {}};
         }
     }
     return std::nullopt;
 }
 
-std::vector<const SlotSeen*> own_slots_beyond_count(const std::vector<SlotSeen>& slots,
-                                                    const RolloutTarget& target,
-                                                    const std::string& me) {
+std::vector<const SlotSeen*> own_stale_grants(const std::vector<SlotSeen>& slots,
+                                              const RolloutTarget& target, const std::string& me) {
     std::vector<const SlotSeen*> out;
     for (const SlotSeen& slot : slots) {
         const SlotLease& lease = slot.lease;
         if (lease.shim == target.shim && lease.uid == target.uid && lease.holder == me &&
-            lease.failed.empty() && beyond_new_count(lease, target)) {
+            lease.failed.empty() && lease.generation != target.generation) {
             out.push_back(&slot);
         }
     }
     return out;
 }
 
-SlotDecision decide_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target,
-                         const std::string& me, unsigned start) {
-    SlotDecision out;
-    if (const SlotSeen* failed = failed_slot(slots, target)) {
-        out.kind = SlotDecision::Kind::halted;
-        out.why =
-            "the rollout of Shim/" + target.shim + " is halted: " + halt_message(failed->lease);
-        return out;
-    }
-    // Ours from before (a restart after a crash, or a renewal this node is still doing): keep it.
-    if (auto own = own_slot_decision(slots, target, me)) {
-        return *own;
-    }
-    std::vector<std::string> holders;
-    const int count = std::max(target.slots, 1);
-    for (int k = 0; k < count; ++k) {
-        const int index = static_cast<int>((start + static_cast<unsigned>(k)) % count);
-        const std::string name = slot_lease_name(target.shim, index);
-        const auto seen =
-            std::ranges::find(slots, name, [](const SlotSeen& s) { return s.lease.name; });
-        if (seen == slots.end()) {
-            return {SlotDecision::Kind::take, index, nullptr, {}};
-        }
-        holders.push_back(seen->lease.holder.empty() ? "released" : seen->lease.holder);
-    }
-    out.kind = SlotDecision::Kind::wait;
-    out.why = "waiting for a rollout slot of Shim/" + target.shim + " (" + std::to_string(count) +
-              " busy:";
-    for (const auto& holder : holders) {
-        out.why += " " + holder;
-    }
-    out.why += "; a slot that expired or is stale is freed by the coordinator)";
-    return out;
-}
-
-std::optional<std::string> slot_reclaim_reason(const SlotSeen& slot, const json* shim,
-                                               std::chrono::steady_clock::time_point now) {
+std::optional<SlotFree> slot_reclaim_reason(const SlotSeen& slot, const json* shim,
+                                            std::chrono::steady_clock::time_point now) {
     const SlotLease& lease = slot.lease;
-    const bool expired_here = now - slot.seen > slot_reclaim_after(lease);
-    const bool live = lease.failed.empty() && !lease.holder.empty() && !expired_here;
+    const auto after = slot_reclaim_after(lease);
+    const bool due_here = now - slot.seen > after;
+    const auto seconds = [](std::chrono::milliseconds span) {
+        return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(span).count());
+    };
     const std::string uid =
         shim != nullptr ? shim->value(json::json_pointer("/metadata/uid"), std::string()) : "";
-    if (shim == nullptr || uid != lease.uid) {
-        // A live slot is never deleted here: this view may simply not have the new Shim yet.
-        return live ? std::nullopt : std::optional<std::string>("Shim " + lease.shim + " is gone");
+    // A slot whose holder may still be working is never deleted here (the view may simply not
+    // have a new Shim yet): it goes the way of every live slot, revoked first.
+    if ((shim == nullptr || uid != lease.uid) && (!lease.failed.empty() || lease.holder.empty())) {
+        return SlotFree{"Shim " + lease.shim + " is gone", SlotFree::Action::delete_now};
     }
     if (lease.holder.empty()) {
-        return "released";
+        return SlotFree{"released", SlotFree::Action::delete_now};
     }
-    if (!lease.failed.empty()) {
+    if (!lease.failed.empty() && shim != nullptr) {
         const long generation = shim->value(json::json_pointer("/metadata/generation"), 0L);
         if (lease.generation != generation) {
-            return "failed at generation " + std::to_string(lease.generation) +
-                   ", the Shim is at " + std::to_string(generation);
+            return SlotFree{"failed at generation " + std::to_string(lease.generation) +
+                                ", the Shim is at " + std::to_string(generation),
+                            SlotFree::Action::delete_now};
         }
         return std::nullopt; // the halt stands until a new generation or an operator's delete
     }
-    if (expired_here) {
-        const std::string past =
-            lease.committing.count() > 0
-                ? " (a lease, and the " + std::to_string(lease.committing.count()) +
-                      " s it said its transaction may take past its point of no return)"
-                : "";
-        return "holder " + lease.holder + " did not renew it within " +
-               std::to_string(slot_reclaim_after(lease).count()) + " s" + past;
+    if (!due_here) {
+        return std::nullopt;
     }
-    return std::nullopt;
+    if (!lease.revoked.empty()) {
+        return SlotFree{"revoked " + seconds(after) + " s ago (" + lease.revoked + ")",
+                        SlotFree::Action::delete_unless_renewed};
+    }
+    const std::string past =
+        lease.committing.count() > 0
+            ? " (a lease, and the " + std::to_string(lease.committing.count()) +
+                  " s it said its transaction may take past its point of no return)"
+            : "";
+    return SlotFree{"holder " + lease.holder + " did not renew it within " + seconds(after) + " s" +
+                        past,
+                    SlotFree::Action::revoke};
 }
 
 std::optional<std::chrono::steady_clock::time_point>

@@ -1,0 +1,89 @@
+#include "shimkeeper/cluster/model/slot_view.hpp"
+
+#include "shimkeeper/cluster/model/shim_object.hpp"
+
+#include <algorithm>
+
+namespace shimkeeper::cluster::model {
+
+using nlohmann::json;
+
+bool stamp_holds(HoldClock& clock, const NodeView& node, std::chrono::steady_clock::time_point now) {
+    std::map<std::string, SlotHold> holds = slot_holds_in(node.shim_annotations);
+    if (holds.empty()) {
+        clock.erase(node.name);
+        return false;
+    }
+    std::map<std::string, HoldSeen>& known = clock[node.name];
+    std::erase_if(known, [&](const auto& entry) { return !holds.contains(entry.first); });
+    bool settled = false;
+    for (auto& [shim, hold] : holds) {
+        auto found = known.find(shim);
+        if (found == known.end() || found->second.hold != hold) {
+            const bool was = found != known.end() && found->second.hold.grant == hold.grant &&
+                             (found->second.hold.done || !found->second.hold.failed.empty());
+            settled = settled || (!was && (hold.done || !hold.failed.empty()));
+            known[shim] = HoldSeen{std::move(hold), now};
+        }
+    }
+    return settled;
+}
+
+const HoldSeen* hold_of_grant(const HoldClock& clock, const SlotLease& lease) {
+    const auto node = clock.find(lease.holder);
+    if (node == clock.end()) {
+        return nullptr;
+    }
+    const auto entry = node->second.find(lease.shim);
+    if (entry == node->second.end() || entry->second.hold.grant != lease.grant) {
+        return nullptr;
+    }
+    return &entry->second;
+}
+
+std::vector<SlotSeen> judged_slots(const std::vector<SlotSeen>& leases, const HoldClock& clock) {
+    std::vector<SlotSeen> out = leases;
+    for (SlotSeen& slot : out) {
+        const HoldSeen* taken = hold_of_grant(clock, slot.lease);
+        if (taken == nullptr) {
+            continue;
+        }
+        slot.seen = std::max(slot.seen, taken->seen);
+        slot.lease.committing = taken->hold.committing;
+        if (taken->hold.done && slot.lease.failed.empty()) {
+            slot.lease.holder.clear(); // released
+        }
+    }
+    return out;
+}
+
+std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& leases,
+                                                const HoldClock& clock, const NodeViews& nodes,
+                                                const std::map<std::string, json>& shims) {
+    std::vector<FailureToRecord> out;
+    for (const auto& [node, entries] : clock) {
+        const auto view = nodes.find(node);
+        for (const auto& [shim_name, seen] : entries) {
+            const SlotHold& hold = seen.hold;
+            const auto shim = shims.find(shim_name);
+            if (hold.failed.empty() || hold.recorded || view == nodes.end() ||
+                shim == shims.end() ||
+                shim->second.value(json::json_pointer("/metadata/uid"), "") != hold.uid ||
+                shim->second.value(json::json_pointer("/metadata/generation"), 0L) !=
+                    hold.generation ||
+                !selects_node(shim->second, view->second.labels)) {
+                continue;
+            }
+            const auto stands_for = std::ranges::find_if(leases, [&](const SlotSeen& slot) {
+                return slot.lease.grant == hold.grant && slot.lease.holder == node;
+            });
+            if (stands_for != leases.end() && !stands_for->lease.failed.empty()) {
+                continue; // recorded; the node says so once it has seen it
+            }
+            out.push_back({node, hold, stands_for == leases.end() ? nullptr : &*stands_for});
+        }
+    }
+    return out;
+}
+
+} // namespace shimkeeper::cluster::model

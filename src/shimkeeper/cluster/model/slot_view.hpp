@@ -1,0 +1,58 @@
+// The coordinator's view of the rollout slots (pure): each grant Lease joined with what its holder
+// says of it on its own Node (slot_hold.hpp), timed on the coordinator's own clock.
+//   - A grant whose holder's entry names it (by the grant's uid) was taken: it is as fresh as the
+//     later of the Lease's version and the entry's text, as the coordinator first saw each; the
+//     entry's committing mark extends it (slot_lease.hpp); an entry that says done releases it.
+//   - A grant whose holder's entry names another grant, or that has none, was not taken (yet):
+//     only the Lease's own version times it.
+//   - A failure in an entry the coordinator has not recorded yet becomes the grant's failed
+//     annotation, or a failed Lease of its own when the grant is gone (failures_to_record).
+// The text of an entry is all the coordinator compares: the times in it are the node's clock.
+#pragma once
+
+#include "shimkeeper/cluster/model/node_shim_state.hpp"
+#include "shimkeeper/cluster/model/slot_hold.hpp"
+#include "shimkeeper/cluster/model/slot_lease.hpp"
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace shimkeeper::cluster::model {
+
+struct HoldSeen {
+    SlotHold hold;
+    std::chrono::steady_clock::time_point seen; // when the coordinator first saw this text
+};
+// node -> Shim -> the entry as last seen.
+using HoldClock = std::map<std::string, std::map<std::string, HoldSeen>>;
+
+// Takes in `node`'s entries as they are now: a new or changed one is stamped `now`, one gone is
+// forgotten. True when an entry now says done or failed that did not before: a slot goes, or a
+// rollout halts, and the coordinator acts at once.
+bool stamp_holds(HoldClock& clock, const NodeView& node, std::chrono::steady_clock::time_point now);
+
+// The entry that `holder` has for `lease`'s grant (same grant uid), nullptr when it has none.
+const HoldSeen* hold_of_grant(const HoldClock& clock, const SlotLease& lease);
+
+// The slots as the coordinator judges them: each Lease with its holder's entry applied (above).
+std::vector<SlotSeen> judged_slots(const std::vector<SlotSeen>& leases, const HoldClock& clock);
+
+// A node's failure to record: on `grant` (the Lease it names, not failed yet), or, nullptr, on a
+// failed Lease of its own (the grant is gone).
+struct FailureToRecord {
+    std::string node;
+    SlotHold hold;
+    const SlotSeen* grant = nullptr;
+};
+
+// The failures the coordinator has yet to record: entries that say failed, not recorded by the
+// node yet, for the Shim's current uid and generation, from a node the Shim selects (a failure
+// elsewhere halts nothing: node_scope.hpp), with no failed Lease standing for their grant yet.
+std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& leases,
+                                                const HoldClock& clock, const NodeViews& nodes,
+                                                const std::map<std::string, nlohmann::json>& shims);
+
+} // namespace shimkeeper::cluster::model
