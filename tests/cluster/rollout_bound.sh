@@ -35,7 +35,7 @@ rate=$(stat -c %s "$T/artifacts/demo-v1.tar.gz") # bytes per second: one second 
 start_real_node() {
     kube_create_node "node-$1" rollout=yes group=ten
     bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/$1" "node-$1" \
-        "$(kube_node_token_kubeconfig "node-$1")" >"$T/$1.out" 2>&1 &
+        "$(rollout_node_kubeconfig "node-$1")" >"$T/$1.out" 2>&1 &
     sk_track $!
 }
 start_real_node a

@@ -31,7 +31,7 @@ rate=$(stat -c %s "$T/artifacts/demo-v1.tar.gz")
 
 kube_create_node node-a rollout=yes
 bash "$SHIMKEEPER_SOURCE_DIR/tests/support/cluster_node.sh" "$T/a" node-a \
-    "$(kube_node_token_kubeconfig node-a)" >"$T/a.out" 2>&1 &
+    "$(rollout_node_kubeconfig node-a)" >"$T/a.out" 2>&1 &
 sk_track $!
 rollout_agents 1 7 rollout=yes
 kube_wait_for 90 test -e "$T/a/ready" || fail "node a did not come up: $(cat "$T/a.out")"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# A node's slot writes (SlotKeeper, through kube-probe) with node-bound tokens under deploy/'s
-# policies, against the real API server:
-#   - a renewal whose answer was lost (the API server wrote it, the node kept the older version)
-#     is recognised on its 409 and renewed at the version there, instead of 409-ing for ever;
-#   - a slot the coordinator freed and another node took is lost for its old holder: its renewal
-#     says who holds it, and never writes it;
-#   - a failure on a node whose slot was taken over still halts the rollout: a failed slot Lease
-#     of that generation is created under the first absent name (not "success, nothing written").
+# A node's side of its rollout slot (SlotKeeper, through kube-probe) against the real API server
+# under deploy/'s RBAC and policies, with both credential kinds: node-x holds a kubelet-style client
+# certificate, node-y a token bound to it. The slot Leases are the coordinator's (here the admin
+# plays it); a node writes only its own Node:
+#   - taking and renewing a grant writes node-x's annotation held_demo (naming the grant's uid),
+#     never the Lease;
+#   - a grant the coordinator revoked, or freed and granted to node-y, is lost for node-x: its
+#     renewal says so (and exits 1), and writes no Lease;
+#   - a failure and a release are said on the node's own Node;
+#   - neither credential may create, update or delete a Lease in shimkeeper-system, nor write
+#     another node's Node.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe
@@ -21,46 +24,91 @@ fail() {
 }
 kube_create_node node-x >/dev/null
 kube_create_node node-y >/dev/null
-as_x=$(kube_node_token_kubeconfig node-x)
+as_x=$(kube_node_cert_kubeconfig node-x)
 as_y=$(kube_node_token_kubeconfig node-y)
 field() { python3 -c 'import json, sys; d = json.load(sys.stdin)
 for k in sys.argv[1].split("."): d = d[k]
 print(d)' "$1"; }
 lease_field() { kube_admin get lease "$1" -n $ns -o jsonpath="$2"; }
+held_on() { kube_admin get node "$1" -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/held_demo}'; }
+hold_field() { held_on "$1" | field "$2"; }
+# grant NODE: the coordinator's grant of demo-slot-0 (generation 1) to NODE.
+grant() {
+    kube_admin apply -f - >/dev/null <<YAML
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: demo-slot-0
+  namespace: $ns
+  labels: {shim.containerd.x-k8s.io/holder: $1}
+  annotations: {shim.containerd.x-k8s.io/shim: demo, shim.containerd.x-k8s.io/uid: u-1,
+                shim.containerd.x-k8s.io/generation: "1"}
+spec: {holderIdentity: $1, leaseDurationSeconds: 15}
+YAML
+}
 
-echo "--- a renewal whose answer was lost"
-"$probe" "$as_x" slot $ns node-x take demo u-1 1 1 0 >"$KUBE_DIR/held-0.json"
+echo "--- node-x (kubelet certificate) takes and renews its grant on its own Node"
+grant node-x
+granted_rv=$(lease_field demo-slot-0 '{.metadata.resourceVersion}')
+grant_uid=$(lease_field demo-slot-0 '{.metadata.uid}')
+"$probe" "$as_x" slot $ns node-x take demo-slot-0 >"$KUBE_DIR/held-0.json"
+[[ "$(hold_field node-x grant)" == "$grant_uid" ]] || fail "node-x's Node does not name the grant: $(held_on node-x)"
+first=$(hold_field node-x renewed)
 "$probe" "$as_x" slot $ns node-x renew <"$KUBE_DIR/held-0.json" >"$KUBE_DIR/held-1.json"
-renewed=$(field lease.spec.renewTime <"$KUBE_DIR/held-1.json")
-# The answer of that renewal "lost": the next renewal starts from the version before it.
-"$probe" "$as_x" slot $ns node-x renew <"$KUBE_DIR/held-0.json" >"$KUBE_DIR/held-2.json" 2>"$KUBE_DIR/renew.err" ||
-    fail "a renewal after a lost answer failed: $(cat "$KUBE_DIR/renew.err")"
-[[ -z "$(field lost <"$KUBE_DIR/held-2.json")" ]] || fail "the slot was judged lost: $(cat "$KUBE_DIR/held-2.json")"
-[[ "$(lease_field demo-slot-0 '{.spec.renewTime}')" > "$renewed" ]] || fail "the Lease was not renewed again"
-[[ "$(lease_field demo-slot-0 '{.metadata.resourceVersion}')" == "$(field lease.metadata.resourceVersion <"$KUBE_DIR/held-2.json")" ]] ||
-    fail "the node does not hold the Lease's current version"
-pass "a renewal after a lost answer adopts the version the API server has and renews"
+[[ "$(hold_field node-x renewed)" > "$first" ]] || fail "the renewal did not write node-x's entry: $(held_on node-x)"
+[[ -z "$(field lost <"$KUBE_DIR/held-1.json")" ]] || fail "the slot was judged lost: $(cat "$KUBE_DIR/held-1.json")"
+[[ "$(lease_field demo-slot-0 '{.metadata.resourceVersion}')" == "$granted_rv" ]] || fail "a node wrote the Lease"
+pass "take and renewal write node-x's held_demo (grant $grant_uid), never the Lease"
 
-echo "--- the slot freed by the coordinator and taken by node-y"
-kube_admin delete lease demo-slot-0 -n $ns >/dev/null
-"$probe" "$as_y" slot $ns node-y take demo u-1 1 1 0 >/dev/null
-before=$(lease_field demo-slot-0 '{.metadata.resourceVersion}')
-if "$probe" "$as_x" slot $ns node-x renew <"$KUBE_DIR/held-2.json" >"$KUBE_DIR/held-3.json" 2>"$KUBE_DIR/renew.err"; then
-    fail "node-x renewed a slot node-y holds"
+echo "--- the coordinator revokes it: node-x's renewal says so and writes no Lease"
+kube_admin annotate lease demo-slot-0 -n $ns shim.containerd.x-k8s.io/revoked="holder node-x did not renew it" >/dev/null
+revoked_rv=$(lease_field demo-slot-0 '{.metadata.resourceVersion}')
+if "$probe" "$as_x" slot $ns node-x renew <"$KUBE_DIR/held-1.json" >"$KUBE_DIR/held-2.json" 2>"$KUBE_DIR/renew.err"; then
+    fail "node-x renewed a revoked slot"
 fi
-[[ "$(field lost <"$KUBE_DIR/held-3.json")" == "node node-y holds it now" ]] ||
-    fail "node-x does not know it lost the slot: $(cat "$KUBE_DIR/held-3.json") $(cat "$KUBE_DIR/renew.err")"
-[[ "$(lease_field demo-slot-0 '{.metadata.resourceVersion}')" == "$before" ]] || fail "node-y's slot was written"
-pass "node-x's renewal says node-y holds the slot now, and writes nothing"
+[[ "$(field lost <"$KUBE_DIR/held-2.json")" == "the coordinator revoked it: holder node-x did not renew it" ]] ||
+    fail "node-x does not know its slot was revoked: $(cat "$KUBE_DIR/held-2.json") $(cat "$KUBE_DIR/renew.err")"
+[[ "$(lease_field demo-slot-0 '{.metadata.resourceVersion}')" == "$revoked_rv" ]] || fail "a node wrote the revoked Lease"
+pass "the renewal of a revoked grant fails saying why"
 
-echo "--- node-x's transaction fails after it lost the slot: the rollout still halts"
+echo "--- freed and granted to node-y (token): node-y takes it, node-x's renewal says it is not its own"
+kube_admin delete lease demo-slot-0 -n $ns >/dev/null
+grant node-y
+"$probe" "$as_y" slot $ns node-y take demo-slot-0 >"$KUBE_DIR/held-y.json"
+if "$probe" "$as_x" slot $ns node-x renew <"$KUBE_DIR/held-1.json" >"$KUBE_DIR/held-3.json" 2>"$KUBE_DIR/renew.err"; then
+    fail "node-x renewed a slot granted to node-y"
+fi
+[[ "$(field lost <"$KUBE_DIR/held-3.json")" == "it was granted anew since (to node-y)" ]] ||
+    fail "node-x does not know it lost the slot: $(cat "$KUBE_DIR/held-3.json") $(cat "$KUBE_DIR/renew.err")"
+pass "node-x's renewal says the slot was granted to node-y"
+
+echo "--- a failure and a release are said on the node's own Node"
 marked=$("$probe" "$as_x" slot $ns node-x fail "containerd refused demo" <"$KUBE_DIR/held-3.json") ||
-    fail "marking the failure failed"
-[[ $marked == demo-slot-1 ]] || fail "the failure was marked on '$marked', not the first absent name demo-slot-1"
-[[ "$(lease_field demo-slot-1 '{.spec.holderIdentity}')" == node-x ]] || fail "demo-slot-1 is not node-x's"
-[[ "$(lease_field demo-slot-1 '{.metadata.annotations.shim\.containerd\.x-k8s\.io/failed}')" == "containerd refused demo" ]] ||
-    fail "demo-slot-1 does not carry the failure"
-[[ "$(lease_field demo-slot-1 '{.metadata.annotations.shim\.containerd\.x-k8s\.io/generation}')" == 1 ]] ||
-    fail "demo-slot-1 is not for generation 1"
-[[ "$(lease_field demo-slot-0 '{.spec.holderIdentity}')" == node-y ]] || fail "node-y's slot changed"
-pass "the failure is marked on demo-slot-1 (holder node-x, generation 1), node-y's slot untouched"
+    fail "saying the failure failed"
+[[ $marked == demo-slot-0 ]] || fail "the failure names '$marked'"
+[[ "$(hold_field node-x failed)" == "containerd refused demo" ]] || fail "node-x's Node does not say failed: $(held_on node-x)"
+"$probe" "$as_y" slot $ns node-y release <"$KUBE_DIR/held-y.json" || fail "node-y's release failed"
+[[ "$(hold_field node-y done)" == True ]] || fail "node-y's Node does not say done: $(held_on node-y)"
+[[ "$(lease_field demo-slot-0 '{.spec.holderIdentity}')" == node-y ]] || fail "a node changed the Lease"
+pass "failed and done are annotations of the node's own Node"
+
+echo "--- neither credential writes a Lease or another node's Node"
+lease_yaml() { printf 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: %s, namespace: %s}\nspec: {holderIdentity: %s}\n' "$@"; }
+for who in x y; do
+    kc=$as_x
+    [[ $who == y ]] && kc=$as_y
+    if out=$(lease_yaml demo-slot-1 $ns "node-$who" | kubectl --kubeconfig "$kc" create -f - 2>&1); then
+        fail "node-$who created a Lease in $ns"
+    fi
+    [[ $out == *Forbidden* || $out == *forbidden* ]] || fail "node-$who's create was not refused as forbidden: $out"
+    if out=$(kubectl --kubeconfig "$kc" -n $ns delete lease demo-slot-0 2>&1); then
+        fail "node-$who deleted the grant"
+    fi
+    if out=$(kubectl --kubeconfig "$kc" annotate node "node-$([[ $who == x ]] && echo y || echo x)" \
+        shim.containerd.x-k8s.io/held_demo='{}' --overwrite 2>&1); then
+        fail "node-$who wrote another node's Node"
+    fi
+done
+[[ "$(lease_field demo-slot-0 '{.spec.holderIdentity}')" == node-y ]] || fail "the grant changed"
+pass "both credentials are refused every Lease write and the other node's Node"
+echo "PASS"

@@ -91,6 +91,17 @@ rollout_testbed() {
     coordinator_start coord-2
 }
 
+# rollout_node_kubeconfig NODE: the agent's credential for NODE: a token of shimkeeper-node bound
+# to it, or with ROLLOUT_CREDENTIAL=kubelet the kubelet-style client certificate (the scenarios'
+# `.kubelet` variants in tests/CMakeLists.txt run the same checks with it).
+rollout_node_kubeconfig() {
+    if [[ ${ROLLOUT_CREDENTIAL:-token} == kubelet ]]; then
+        kube_node_cert_kubeconfig "$1"
+    else
+        kube_node_token_kubeconfig "$1" 2h
+    fi
+}
+
 rollout_root() {
     mkdir -p "$1/etc/containerd" "$1/etc/shimkeeper/shims.d"
     containerd config default >"$1/etc/containerd/config.toml"
@@ -99,7 +110,7 @@ rollout_root() {
     # would hold milliseconds. rollout_stage_ahead.sh and bench/rollout turn it on.
     cat >"$1/etc/shimkeeper/shimkeeper.toml" <<TOML
 [kube]
-kubeconfig = "$(kube_node_token_kubeconfig "$2" 2h)"
+kubeconfig = "$(rollout_node_kubeconfig "$2")"
 stage_ahead = ${ROLLOUT_STAGE_AHEAD:-false}
 TOML
 }
@@ -149,7 +160,7 @@ rollout_proxied_agent() {
     rollout_root "$T/roots/$node" "$node"
     proxied=$T/$node-proxied.kubeconfig
     sed "s|server: $KUBE_SERVER|server: https://127.0.0.1:$(cat "$T/proxy.port")|" \
-        "$(kube_node_token_kubeconfig "$node" 2h)" >"$proxied"
+        "$(rollout_node_kubeconfig "$node")" >"$proxied"
     grep -q "127.0.0.1:$(cat "$T/proxy.port")" "$proxied" ||
         fail "the proxied kubeconfig does not name the proxy: $(cat "$proxied")"
     rollout_start_agent "$node" "$proxied"
