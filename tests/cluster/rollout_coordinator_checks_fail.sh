@@ -7,8 +7,9 @@
 #     once (rollout_timeline.py), which the agents' slot-wait never trips;
 #   - halt-ignored (slots granted after one was marked failed): rollout_halt.sh's "no slot taken
 #     after the failure" (rollout_no_slot_after);
-#   - slot-reclaim-early (a slot freed after half the lease): rollout_crash.sh's takeover within
-#     15 to 20 s of the dead holder's last renewal (rollout_takeover_window).
+#   - slot-reclaim-early (a slot revoked after half the lease, and freed half a lease after
+#     that): rollout_crash.sh's takeover within 26 to 32 s of the dead holder's last renewal
+#     (rollout_takeover_window).
 # seconds-about: 70
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"

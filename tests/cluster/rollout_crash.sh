@@ -2,8 +2,8 @@
 # Crashes during a rollout. 8 agents on sandbox roots, maxUpdate 1 (so every other node waits on the
 # killed worker's slot), downloads of about two seconds.
 #   - a worker SIGKILLed while it holds a slot: once the lease (15 s, never renewed again) runs
-#     out, not before, the coordinator frees the slot (no node may write another node's Lease)
-#     and another node takes it; restarted, the worker recovers and finishes;
+#     out, not before, the coordinator revokes the slot, frees it 11 s later (nodes write no
+#     Lease) and another node takes it; restarted, the worker recovers and finishes;
 #   - the leading `shimkeeper coordinate` SIGKILLed mid-rollout: the other candidate takes over
 #     and the rollout goes on (it resolves the status as before);
 #   - every node finishes, and the API server's record shows at most 1 holder at any moment and
@@ -40,14 +40,16 @@ kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/de
     "  nodeSelector: {rollout: \"yes\"}
   rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
 
-# A worker killed while it holds a slot; the takeover must wait for the lease to run out
-# (rollout_takeover_window: rollout_coordinator_checks_fail.sh shows it failing).
+# A worker killed while it holds a slot; the takeover must wait for the lease to run out and the
+# revoke after it (rollout_takeover_window: rollout_coordinator_checks_fail.sh shows it failing).
 rollout_kill_a_holder
 victim=$VICTIM slot=$SLOT
 taken=$(rollout_takeover_window) || fail "$taken: $(holders)"
-grep -q "freed rollout slot Lease $slot: holder $victim did not renew it" "$T"/coord-*.log ||
-    fail "no coordinator says it freed $slot: $(cat "$T"/coord-*.log)"
-pass "$victim was killed holding $slot; the coordinator freed it and another node took it: $taken"
+grep -q "revoked rollout slot Lease $slot: holder $victim did not renew it" "$T"/coord-*.log ||
+    fail "no coordinator says it revoked $slot: $(cat "$T"/coord-*.log)"
+grep -q "freed rollout slot Lease $slot: revoked" "$T"/coord-*.log ||
+    fail "no coordinator says it freed the revoked $slot: $(cat "$T"/coord-*.log)"
+pass "$victim was killed holding $slot; the coordinator revoked and freed it, and another node took it: $taken"
 
 lead=$(coordinator)
 [[ -n ${COORDINATOR_PIDS[$lead]:-} ]] || fail "the coordinator Lease names $lead, not a candidate"

@@ -156,7 +156,6 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     } else if (!granted && reading.live) {
         slots = TRY(ask_and_list_grants(reading, needs));
     }
-    note_recorded_failures(keeper, reading, slots);
     release_stale_grants(keeper, slots, needs);
     std::set<std::string> held_back;
     for (const SlotNeed& need : needs) {
@@ -242,25 +241,6 @@ void RolloutGate::release_stale_grants(SlotKeeper& keeper,
                                " is at generation " + std::to_string(need.target->generation),
                            {.shim = need.shim});
             }
-        }
-    }
-}
-
-// This node's failures the coordinator has recorded on a Lease: said on the Node, so that an
-// operator's delete of that Lease (the retry) stays deleted (slot_hold.hpp).
-void RolloutGate::note_recorded_failures(SlotKeeper& keeper, const ClusterReading& reading,
-                                         const std::vector<model::SlotSeen>& slots) {
-    const std::map<std::string, std::string> annotations = model::metadata_strings(
-        reading.view.node, "annotations", model::k_slot_hold_key_prefix);
-    for (const auto& [shim, hold] : model::slot_holds_in(annotations)) {
-        if (hold.failed.empty() || hold.recorded ||
-            std::ranges::none_of(slots, [&](const model::SlotSeen& slot) {
-                return slot.lease.grant == hold.grant && !slot.lease.failed.empty();
-            })) {
-            continue;
-        }
-        if (auto noted = keeper.note_recorded(hold); !noted) {
-            m_log.warning("rollout: " + noted.error().message(), {.shim = shim});
         }
     }
 }

@@ -122,8 +122,6 @@ private:
     void release_unclaimed(SlotKeeper& keeper);
     void release_stale_grants(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,
                               const std::vector<SlotNeed>& needs);
-    void note_recorded_failures(SlotKeeper& keeper, const ClusterReading& reading,
-                                const std::vector<model::SlotSeen>& slots);
     util::Expected<std::vector<model::SlotSeen>>
     ask_and_list_grants(const ClusterReading& reading, const std::vector<SlotNeed>& needs);
     util::Expected<void> confirm_fresh_slots();

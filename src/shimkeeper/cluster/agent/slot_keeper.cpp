@@ -132,11 +132,6 @@ util::Expected<std::string> SlotKeeper::fail(const HeldSlot& held, const std::st
     return hold.lease;
 }
 
-util::Expected<void> SlotKeeper::note_recorded(model::SlotHold hold) {
-    hold.recorded = true;
-    return write(hold, "noting the recorded failure of");
-}
-
 util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
     model::SlotHold hold = held.hold;
     hold.renewed = kubeapi::micro_time(std::chrono::system_clock::now());

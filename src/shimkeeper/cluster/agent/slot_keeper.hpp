@@ -80,8 +80,6 @@ public:
     // grant read; updates held.lease, held.confirmed and held.confirmed_committing, or sets
     // held.lost when the grant is no longer this node's.
     util::Expected<void> renew(HeldSlot& held);
-    // Says that this node has seen its failure on a Lease (slot_hold.hpp: `recorded`).
-    util::Expected<void> note_recorded(model::SlotHold hold);
 
 private:
     util::Expected<void> write(const model::SlotHold& hold, const std::string& what);

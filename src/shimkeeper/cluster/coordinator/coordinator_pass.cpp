@@ -395,8 +395,9 @@ void CoordinatorPass::record_failures() {
     if (!m_view->slots_synced) {
         return;
     }
-    for (const model::FailureToRecord& failure : model::failures_to_record(
-             m_view->slots, m_view->holds, m_view->nodes, m_view->shims)) {
+    for (const model::FailureToRecord& failure :
+         model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims,
+                                   m_view->failures_recorded, std::chrono::steady_clock::now())) {
         if (!m_leading() || api_silent()) {
             return;
         }
@@ -404,6 +405,7 @@ void CoordinatorPass::record_failures() {
                                   ? mark_grant_failed(*failure.grant, failure.hold)
                                   : create_failed_marker(failure.node, failure.hold);
         if (recorded) {
+            m_view->failures_recorded.insert(model::failure_key(failure.node, failure.hold));
             m_log.info("coordinator: node " + failure.node + " failed Shim/" + failure.hold.shim +
                        " generation " + std::to_string(failure.hold.generation) + " (" +
                        failure.hold.failed + "): recorded on its rollout slot; the rollout halts");
@@ -519,7 +521,8 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         return request == node->second.end() || request->second != declined.request;
     });
     const std::vector<model::FailureToRecord> unrecorded =
-        model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims);
+        model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims,
+                                  m_view->failures_recorded, now);
     std::vector<model::GrantTarget> targets;
     for (const auto& [name, shim] : m_view->shims) {
         auto policy = model::rollout_policy_of(shim);

@@ -27,9 +27,6 @@ std::string format_slot_hold(const SlotHold& hold) {
     if (!hold.failed.empty()) {
         out["failed"] = hold.failed;
     }
-    if (hold.recorded) {
-        out["recorded"] = true;
-    }
     if (hold.done) {
         out["done"] = true;
     }
@@ -63,7 +60,6 @@ std::optional<SlotHold> slot_hold_of(const std::string& annotation) {
         hold.committing = std::chrono::seconds(committing->get<long>());
     }
     hold.failed = text("failed");
-    hold.recorded = flag("recorded");
     hold.done = flag("done");
     if (hold.shim.empty() || hold.lease.empty() || hold.grant.empty() || hold.uid.empty() ||
         hold.generation <= 0) {

@@ -7,15 +7,14 @@
 //                                           "grant": <the grant's metadata.uid>, "uid": <the
 //                                           Shim's uid>, "generation": G, "renewed": <micro
 //                                           time by the node's clock>, "committing": seconds,
-//                                           "failed": reason, "recorded": true, "done": true}
+//                                           "failed": reason, "done": true}
 //
 //   take       the entry naming the grant, written once the node saw the Lease granted to it;
 //   renew      the same entry with a new `renewed` (a change the coordinator times on its own
 //              clock: the text is all it compares, never the time in it);
 //   committing the holder's mark before its first change (reconcile/commit_bound.hpp);
 //   failed     the transaction failed: the coordinator marks the grant failed (the halt), or,
-//              when the grant is gone already, creates a failed Lease for it; `recorded` once the
-//              node has seen that Lease, so that an operator's delete (the retry) stays deleted;
+//              when the grant is gone already, creates a failed Lease for it (slot_view.hpp);
 //   done       released: the coordinator deletes the grant at once.
 //
 // The underscore keeps the keys apart from the per-Shim state keys (DNS subdomains have none) and
@@ -50,9 +49,8 @@ struct SlotHold {
     long generation = 0;
     std::string renewed{}; // micro time by the node's clock: only a change token to the coordinator
     std::chrono::seconds committing{0};
-    std::string failed{};  // the reason; empty while not failed
-    bool recorded = false; // the node saw its failure on a Lease
-    bool done = false;     // released
+    std::string failed{}; // the reason; empty while not failed
+    bool done = false;    // released
 
     bool operator==(const SlotHold&) const = default;
 };

@@ -57,16 +57,23 @@ std::vector<SlotSeen> judged_slots(const std::vector<SlotSeen>& leases, const Ho
     return out;
 }
 
+std::string failure_key(const std::string& node, const SlotHold& hold) {
+    return node + "/" + hold.grant;
+}
+
 std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& leases,
                                                 const HoldClock& clock, const NodeViews& nodes,
-                                                const std::map<std::string, json>& shims) {
+                                                const std::map<std::string, json>& shims,
+                                                const std::set<std::string>& recorded,
+                                                std::chrono::steady_clock::time_point now) {
     std::vector<FailureToRecord> out;
     for (const auto& [node, entries] : clock) {
         const auto view = nodes.find(node);
         for (const auto& [shim_name, seen] : entries) {
             const SlotHold& hold = seen.hold;
             const auto shim = shims.find(shim_name);
-            if (hold.failed.empty() || hold.recorded || view == nodes.end() ||
+            if (hold.failed.empty() || view == nodes.end() ||
+                recorded.contains(failure_key(node, hold)) ||
                 shim == shims.end() ||
                 shim->second.value(json::json_pointer("/metadata/uid"), "") != hold.uid ||
                 shim->second.value(json::json_pointer("/metadata/generation"), 0L) !=
@@ -78,7 +85,10 @@ std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& lea
                 return slot.lease.grant == hold.grant && slot.lease.holder == node;
             });
             if (stands_for != leases.end() && !stands_for->lease.failed.empty()) {
-                continue; // recorded; the node says so once it has seen it
+                continue; // recorded
+            }
+            if (stands_for == leases.end() && now - seen.seen > slot_timing::free_after) {
+                continue; // recorded in an earlier term, and the operator deleted it: the retry
             }
             out.push_back({node, hold, stands_for == leases.end() ? nullptr : &*stands_for});
         }

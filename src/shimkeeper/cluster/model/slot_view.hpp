@@ -5,8 +5,8 @@
 //     entry's committing mark extends it (slot_lease.hpp); an entry that says done releases it.
 //   - A grant whose holder's entry names another grant, or that has none, was not taken (yet):
 //     only the Lease's own version times it.
-//   - A failure in an entry the coordinator has not recorded yet becomes the grant's failed
-//     annotation, or a failed Lease of its own when the grant is gone (failures_to_record).
+//   - A failure in an entry becomes the grant's failed annotation, or a failed Lease of its own
+//     when the grant is gone and the entry is new (failures_to_record).
 // The text of an entry is all the coordinator compares: the times in it are the node's clock.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,11 +49,22 @@ struct FailureToRecord {
     const SlotSeen* grant = nullptr;
 };
 
-// The failures the coordinator has yet to record: entries that say failed, not recorded by the
-// node yet, for the Shim's current uid and generation, from a node the Shim selects (a failure
-// elsewhere halts nothing: node_scope.hpp), with no failed Lease standing for their grant yet.
+// The failures the coordinator has yet to record: entries that say failed, for the Shim's current
+// uid and generation, from a node the Shim selects (a failure elsewhere halts nothing:
+// node_scope.hpp), with no failed Lease standing for their grant yet, and not recorded already
+// in this term (`recorded`: failure_key). An operator's delete of that Lease (the retry of the
+// generation) must not bring it back, and the entry stays on the Node until the node takes
+// another grant: so a failure whose grant is gone gets a Lease of its own only while the
+// coordinator first saw the entry less than slot_timing::free_after ago (a new term, which has
+// recorded nothing, sees every entry anew; a retry in the lease before it would be undone, and
+// the operator deletes again).
 std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& leases,
                                                 const HoldClock& clock, const NodeViews& nodes,
-                                                const std::map<std::string, nlohmann::json>& shims);
+                                                const std::map<std::string, nlohmann::json>& shims,
+                                                const std::set<std::string>& recorded,
+                                                std::chrono::steady_clock::time_point now);
+
+// The key of a failure in failures_to_record's `recorded`: the node and the grant it failed.
+std::string failure_key(const std::string& node, const SlotHold& hold);
 
 } // namespace shimkeeper::cluster::model

@@ -22,6 +22,13 @@ node_shim_artifact demo v1
 
 kube_create_node node-a wasm=true
 kubeconfig=$(kube_node_cert_kubeconfig node-a)
+# An older deploy/: the kubelet's group may not read the slot Leases.
+kube_admin -n shimkeeper-system patch rolebinding shimkeeper-node-leases --type json \
+    -p '[{"op": "remove", "path": "/subjects/1"}]' >/dev/null
+[[ "$(kube_admin -n shimkeeper-system get rolebinding shimkeeper-node-leases -o jsonpath='{.subjects[*].name}')" == shimkeeper-node ]] ||
+    fail "the RoleBinding still names the kubelets' group"
+kube_wait_for 30 bash -c "! kubectl --kubeconfig '$kubeconfig' auth can-i watch leases.coordination.k8s.io -n shimkeeper-system" ||
+    fail "node-a may still watch the slot Leases"
 node_up "$T/a"
 agent_log=$NODE_DIR/log/agent.log
 status_json=$NODE_DIR/run/status.json
@@ -60,10 +67,30 @@ grep -q "rollout: the API server refuses watching its rollout slot Leases" "$age
     fail "the agent's log does not say it: $(tail -n 20 "$agent_log")"
 said_waiting() { python3 -c 'import json, sys
 print(json.load(open(sys.argv[1])).get("result", {}).get("waiting", {}).get("demo", ""))' "$status_json"; }
-waiting_refused() { [[ "$(said_waiting)" == "the API server refuses watching its rollout slot Leases"*"HTTP 403"*"node-bound token"* ]]; }
+waiting_refused() { [[ "$(said_waiting)" == "the API server refuses watching its rollout slot Leases"*"HTTP 403"*"deploy/ lets node identities read"* ]]; }
 kube_wait_for 30 waiting_refused || fail "status.json's waiting for demo: $(said_waiting)"
 expect_exit 0 ski status
 expect_output_contains "REFUSED: the API server refuses this node watching its rollout slot Leases in namespace shimkeeper-system: HTTP 403"
 expect_output_contains "this node asks for a slot since"
 node_cri_lacks_handler demo || fail "demo was installed although no slot could be taken"
-echo "PASS: the refusal shows on the Shim, the Node, the agent's log and status"
+echo "ok: the refusal shows on the Shim, the Node, the agent's log and status"
+
+echo "--- deploy/ applied again: the kubelet's credential rolls, with nothing minted"
+kube_admin apply -f "$SHIMKEEPER_SOURCE_DIR/deploy/31-role-leases.yaml" >/dev/null
+leases_before=$(kube_admin get leases -n shimkeeper-system -o json |
+    python3 -c 'import json, sys; print(len(json.load(sys.stdin)["items"]))')
+installed() { [[ "$(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}')" == demo ]]; }
+kube_wait_for 120 installed ||
+    fail "node-a did not install demo with its kubelet credential: $(progressing); $(tail -n 20 "$agent_log")"
+node_cri_has_handler demo || fail "node-a is labelled but its CRI lacks handler demo"
+held=$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/held_demo}')
+[[ $held == *'"lease":"demo-slot-0"'* && $held == *'"done":true'* ]] ||
+    fail "node-a's Node does not say it took and released demo-slot-0: $held"
+slot_gone() { ! kube_admin get lease demo-slot-0 -n shimkeeper-system >/dev/null 2>&1; }
+kube_wait_for 30 slot_gone || fail "the coordinator did not free demo-slot-0 after node-a released it"
+grep -q "coordinator: freed rollout slot Lease demo-slot-0: released" "$coordinator_log" ||
+    fail "the coordinator's log does not say it freed the released slot"
+grep -q "rollout: took slot demo-slot-0 for Shim/demo generation 1" "$agent_log" ||
+    fail "the agent's log does not say it took the slot"
+echo "ok: node-a took, used and released its grant on its own Node: demo installed (${leases_before} Leases before)"
+echo "PASS: the refusal shows on the Shim, the Node, the agent's log and status; the kubelet's credential rolls"
