@@ -129,36 +129,41 @@ TEST(ClusterSlotView, AFailureIsRecordedOnItsGrantOrOnALeaseOfItsOwnOnceAndOnlyW
     const std::map<std::string, json> shims{{"spin", k_shim}};
     std::vector<SlotSeen> leases{grant(0, "n1", "g-1", now)};
     std::set<std::string> recorded;
-    auto todo = failures_to_record(leases, clock, nodes, shims, recorded, now);
+    const std::map<std::string, std::string> granted{{"g-1", "n1"}};
+    auto todo = failures_to_record(leases, clock, nodes, shims, recorded, granted, now);
     ASSERT_EQ(todo.size(), 1U) << "not from a node the Shim does not select";
     EXPECT_EQ(todo[0].node, "n1");
     ASSERT_NE(todo[0].grant, nullptr);
     EXPECT_EQ(todo[0].grant->lease.name, "spin-slot-0");
     // The grant gone (revoked and freed while n1 was cut off): a Lease of its own.
-    todo = failures_to_record({}, clock, nodes, shims, recorded, now);
+    todo = failures_to_record({}, clock, nodes, shims, recorded, granted, now);
     ASSERT_EQ(todo.size(), 1U);
     EXPECT_EQ(todo[0].grant, nullptr);
+    // Not for a grant this term never saw given to n1: a node cannot halt with a made-up one.
+    EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, recorded, {}, now).empty());
+    EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, recorded, {{"g-1", "n2"}}, now).empty());
     // Recorded (a failed Lease stands for that grant): nothing more to do.
     json marker = slot_lease_for(k_target, 1000, "n1", "T");
     marker["metadata"]["uid"] = "marker-uid";
     marker["metadata"]["annotations"][k_slot_failed_key] = "containerd refused it";
     marker["metadata"]["annotations"][k_slot_grant_key] = "g-1";
     EXPECT_TRUE(
-        failures_to_record({{slot_lease_of(marker), now}}, clock, nodes, shims, recorded, now)
+        failures_to_record({{slot_lease_of(marker), now}}, clock, nodes, shims, recorded, granted,
+                           now)
             .empty());
     // Once recorded, an operator's delete of that Lease (the retry) stays deleted: in this term
     // the coordinator knows it recorded it...
     recorded.insert(failure_key("n1", failed));
-    EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, recorded, now).empty());
+    EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, recorded, granted, now).empty());
     // ...and a new term makes no Lease for an entry it has seen for longer than a lease (a grant
     // that still stands is marked all the same).
     const auto later = now + slot_timing::free_after + seconds(1);
-    EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, {}, later).empty());
-    EXPECT_EQ(failures_to_record(leases, clock, nodes, shims, {}, later).size(), 1U);
+    EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, {}, granted, later).empty());
+    EXPECT_EQ(failures_to_record(leases, clock, nodes, shims, {}, {}, later).size(), 1U);
     // A failure of another generation or Shim object halts nothing now.
     json newer = k_shim;
     newer["metadata"]["generation"] = 5;
-    EXPECT_TRUE(failures_to_record({}, clock, nodes, {{"spin", newer}}, {}, now).empty());
+    EXPECT_TRUE(failures_to_record({}, clock, nodes, {{"spin", newer}}, {}, granted, now).empty());
 }
 
 } // namespace

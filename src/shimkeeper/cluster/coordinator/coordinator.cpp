@@ -495,6 +495,11 @@ void Coordinator::pass() {
 
 void Coordinator::load_slots_into_view() {
     m_view.slots = model::judged_slots(m_slots.slots(), m_view.holds);
+    for (const model::SlotSeen& slot : m_view.slots) {
+        if (slot.lease.failed.empty() && !slot.lease.holder.empty()) {
+            m_view.grants_seen.emplace(slot.lease.grant, slot.lease.holder);
+        }
+    }
     m_view.slot_events = m_slots.events();
     m_view.slots_synced = m_slots.synced();
     m_view.ns = m_settings.ns;

@@ -397,7 +397,8 @@ void CoordinatorPass::record_failures() {
     }
     for (const model::FailureToRecord& failure :
          model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims,
-                                   m_view->failures_recorded, std::chrono::steady_clock::now())) {
+                                   m_view->failures_recorded, m_view->grants_seen,
+                                   std::chrono::steady_clock::now())) {
         if (!m_leading() || api_silent()) {
             return;
         }
@@ -522,7 +523,7 @@ void CoordinatorPass::grant_slots(const std::string& when) {
     });
     const std::vector<model::FailureToRecord> unrecorded =
         model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims,
-                                  m_view->failures_recorded, now);
+                                  m_view->failures_recorded, m_view->grants_seen, now);
     std::vector<model::GrantTarget> targets;
     for (const auto& [name, shim] : m_view->shims) {
         auto policy = model::rollout_policy_of(shim);

@@ -56,6 +56,7 @@ struct ClusterView {
     std::vector<model::SlotSeen> slots;
     model::HoldClock holds; // each node's slot entries, as the Node watch showed them
     std::set<std::string> failures_recorded; // this term's (model::failure_key)
+    std::map<std::string, std::string> grants_seen; // this term's slot Leases: grant uid -> holder
     bool slots_synced = false;
     std::string ns; // the agent namespace, where the slot Leases live
     // Kept across passes of one term (slot_grant.hpp): grants made whose Lease the watch has not

@@ -65,6 +65,7 @@ std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& lea
                                                 const HoldClock& clock, const NodeViews& nodes,
                                                 const std::map<std::string, json>& shims,
                                                 const std::set<std::string>& recorded,
+                                                const std::map<std::string, std::string>& granted,
                                                 std::chrono::steady_clock::time_point now) {
     std::vector<FailureToRecord> out;
     for (const auto& [node, entries] : clock) {
@@ -87,8 +88,14 @@ std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& lea
             if (stands_for != leases.end() && !stands_for->lease.failed.empty()) {
                 continue; // recorded
             }
-            if (stands_for == leases.end() && now - seen.seen > slot_timing::free_after) {
-                continue; // recorded in an earlier term, and the operator deleted it: the retry
+            if (stands_for == leases.end()) {
+                const auto had = granted.find(hold.grant);
+                if (had == granted.end() || had->second != node) {
+                    continue; // no grant of this term's: made up, or from before (logged)
+                }
+                if (now - seen.seen > slot_timing::free_after) {
+                    continue; // recorded in an earlier term, and the operator deleted it
+                }
             }
             out.push_back({node, hold, stands_for == leases.end() ? nullptr : &*stands_for});
         }

@@ -52,7 +52,9 @@ struct FailureToRecord {
 // The failures the coordinator has yet to record: entries that say failed, for the Shim's current
 // uid and generation, from a node the Shim selects (a failure elsewhere halts nothing:
 // node_scope.hpp), with no failed Lease standing for their grant yet, and not recorded already
-// in this term (`recorded`: failure_key). An operator's delete of that Lease (the retry of the
+// in this term (`recorded`: failure_key). A Lease of its own only for a grant this term saw
+// granted to that node (`granted`: grant uid -> holder): a node cannot halt a rollout with a
+// failure of a grant it never had. An operator's delete of that Lease (the retry of the
 // generation) must not bring it back, and the entry stays on the Node until the node takes
 // another grant: so a failure whose grant is gone gets a Lease of its own only while the
 // coordinator first saw the entry less than slot_timing::free_after ago (a new term, which has
@@ -62,6 +64,7 @@ std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& lea
                                                 const HoldClock& clock, const NodeViews& nodes,
                                                 const std::map<std::string, nlohmann::json>& shims,
                                                 const std::set<std::string>& recorded,
+                                                const std::map<std::string, std::string>& granted,
                                                 std::chrono::steady_clock::time_point now);
 
 // The key of a failure in failures_to_record's `recorded`: the node and the grant it failed.
