@@ -92,11 +92,7 @@ pass "the coordinator revoked and freed node-1's slot; node-2 changed $waited s 
 
 kill -USR2 $proxy
 kube_wait_for 5 proxy_is running || fail "the proxy did not resume"
-all_finished() {
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
-}
-kube_wait_for 120 all_finished ||
+kube_wait_for 120 rollout_all_finished demo 1 ||
     fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
 overlap=$(rollout_overlap 1 "${nodes[@]}") || fail "the transactions broke the bound: $overlap"
 echo "$overlap"

@@ -4,8 +4,9 @@
 // "generation", "slots"}, "lease": <the grant as last read>, "hold": <the entry last written>,
 // "lost": "...", "committing": seconds}.
 //
-//   slot NS NODE take LEASE               takes the grant LEASE (read as NODE); prints the held slot
-//   slot NS NODE renew < held             one renewal; prints the held slot after it (its "lost"
+//   slot NS NODE take LEASE               takes the grant LEASE (read as NODE); prints the held
+//   slot slot NS NODE renew < held             one renewal; prints the held slot after it (its
+//   "lost"
 //                                         set when the slot is lost), exit 1 when it failed
 //   slot NS NODE fail REASON < held       says failed; prints the grant's name
 //   slot NS NODE release < held           says done

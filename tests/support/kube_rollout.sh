@@ -181,6 +181,18 @@ rollout_record() {
     python3 "$record" "$KUBE_BIN/kubectl" "$KUBECONFIG_ADMIN" /api/v1/nodes \
         "$T/nodes.events" "$T/nodes.stamped" 2>"$T/nodes.err" &
     sk_track $!
+    # Started, not yet listing: a rollout begun now (with staging ahead a transaction takes
+    # milliseconds) would be missing from the record's start. Each recorder lists first, one
+    # event per object there is.
+    local nodes leases
+    nodes=$(kube_admin get nodes -o name | wc -l)
+    leases=$(kube_admin get leases -n shimkeeper-system -o name | wc -l)
+    rollout__listed() {
+        (($(wc -l <"$T/nodes.events") >= nodes && $(wc -l <"$T/leases.events") >= leases))
+    }
+    touch "$T/nodes.events" "$T/leases.events"
+    kube_wait_for 30 rollout__listed ||
+        fail "the watch recorders did not list the $nodes Nodes and $leases Leases: $(cat "$T/nodes.err" "$T/leases.err")"
 }
 
 rollout_check() {
@@ -209,6 +221,12 @@ s = json.loads(sys.argv[1])
 at = not sys.argv[2] or s["generation"] == int(sys.argv[2])
 sys.exit(0 if at and (s["state"] == "installed" or
          (s["state"] == "installing" and "no-restart" in s.get("reason", ""))) else 1)' "$state" "${3:-}"
+}
+
+# rollout_all_finished SHIM GENERATION: every node of the array `nodes` finished it.
+rollout_all_finished() {
+    local node
+    for node in "${nodes[@]}"; do rollout_finished "$node" "$1" "$2" || return 1; done
 }
 
 rollout_holds() {

@@ -33,8 +33,7 @@ std::string requests_text(const std::string& shim) {
 }
 
 SlotSeen failed_slot_of(const std::string& holder, Clock::time_point seen = Clock::now()) {
-    json lease =
-        slot_lease_for(k_hard, 0, holder, "2026-11-24T10:00:00.000000Z");
+    json lease = slot_lease_for(k_hard, 0, holder, "2026-11-24T10:00:00.000000Z");
     lease["metadata"]["namespace"] = "shimkeeper-system";
     lease["metadata"]["annotations"][k_slot_failed_key] = "containerd did not start";
     return {slot_lease_of(lease), seen};

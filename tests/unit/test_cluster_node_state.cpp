@@ -1,6 +1,7 @@
 // What a node says on its own Node: the label only with `installed`, the state annotation as
 // JSON, one merge patch for exactly what differs, and no patch at all when only the time would.
 #include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/cluster/model/slot_hold.hpp"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +75,25 @@ TEST(ClusterNodeState, ForgetRemovesOnlyShimkeeperKeysOfThatShim) {
     EXPECT_EQ(*patch, json::parse(R"({"metadata": {
         "labels": {"shim.containerd.x-k8s.io/old": null},
         "annotations": {"shim.containerd.x-k8s.io/old": null}}})"));
+}
+
+// The node's slot entry (slot_hold.hpp) is no shim of its own: a report never forgets it as one,
+// and it goes with the shim it is about.
+TEST(ClusterNodeState, ASlotEntryIsNoShimAndGoesWithItsShim) {
+    const SlotHold hold{"old", "old-slot-0", "grant-1", "u-1", 3, "t", {}, {}, true};
+    const json node =
+        node_with({}, {{"shim.containerd.x-k8s.io/old", "{}"},
+                       {slot_hold_key("old"), format_slot_hold(hold)},
+                       {slot_hold_key("kept"),
+                        format_slot_hold(SlotHold{"kept", "kept-slot-0", "g", "u-2", 1, "t"})}});
+    const NodeShimKeys keys = shim_keys_of(node);
+    EXPECT_EQ(keys.annotations.size(), 1U) << "only old's state";
+    EXPECT_EQ(keys.holds.size(), 2U);
+    EXPECT_EQ(node_patch(keys, {}, {}), std::nullopt) << "nothing forgotten, nothing written";
+    auto patch = node_patch(keys, {}, {"old"});
+    ASSERT_TRUE(patch);
+    EXPECT_EQ(*patch, json::parse(R"({"metadata": {"annotations": {
+        "shim.containerd.x-k8s.io/old": null, "shim.containerd.x-k8s.io/held_old": null}}})"));
 }
 
 TEST(ClusterNodeState, AHandEditedAnnotationIsRewritten) {

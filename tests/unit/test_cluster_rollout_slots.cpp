@@ -159,9 +159,9 @@ TEST(ClusterSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesT
 
 TEST(ClusterSlotReclaim, ASilentHolderIsRevokedFirstAndFreedOnlyARevokeLater) {
     const auto now = Clock::now();
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "", now - seconds(16)), &k_shim_object,
-                                  now),
-              (SlotFree{"holder a did not renew it within 15 s", Action::revoke}));
+    EXPECT_EQ(
+        slot_reclaim_reason(slot(0, "a", k_target, "", now - seconds(16)), &k_shim_object, now),
+        (SlotFree{"holder a did not renew it within 15 s", Action::revoke}));
     // Revoked: kept for longer than any trust a node's read from before the revoke gave...
     const SlotSeen just = revoked(slot(0, "a", k_target, "", now - slot_timing::fresh_for));
     EXPECT_EQ(slot_reclaim_reason(just, &k_shim_object, now), std::nullopt);
@@ -188,10 +188,11 @@ TEST(ClusterSlotReclaim, ASlotPastItsHoldersPointOfNoReturnIsKeptForWhatTheHolde
     EXPECT_EQ(slot_reclaim_reason(committing_slot(300, now - seconds(314)), &k_shim_object, now),
               std::nullopt);
     // ...until a lease and the 300 s have passed on the coordinator's clock.
-    EXPECT_EQ(slot_reclaim_reason(committing_slot(300, now - seconds(316)), &k_shim_object, now),
-              (SlotFree{"holder a did not renew it within 315 s (a lease, and the 300 s it said its "
-                        "transaction may take past its point of no return)",
-                        Action::revoke}));
+    EXPECT_EQ(
+        slot_reclaim_reason(committing_slot(300, now - seconds(316)), &k_shim_object, now),
+        (SlotFree{"holder a did not renew it within 315 s (a lease, and the 300 s it said its "
+                  "transaction may take past its point of no return)",
+                  Action::revoke}));
     EXPECT_EQ(next_slot_expiry({committing_slot(300, now)}), now + seconds(315));
     // A huge one is cut to the maximum.
     EXPECT_EQ(next_slot_expiry({committing_slot(99999999, now)}),

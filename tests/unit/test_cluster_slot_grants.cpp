@@ -17,8 +17,7 @@ const RolloutTarget k_target{"spin", "u-1", 4, 2};
 
 SlotSeen slot(int index, const std::string& holder, const RolloutTarget& target = k_target,
               const std::string& failed = "") {
-    json lease =
-        slot_lease_for(target, index, holder, "2026-11-24T10:00:00.000000Z");
+    json lease = slot_lease_for(target, index, holder, "2026-11-24T10:00:00.000000Z");
     lease["metadata"]["resourceVersion"] = std::to_string(100 + index);
     if (!failed.empty()) {
         lease["metadata"]["annotations"][k_slot_failed_key] = failed;
@@ -136,6 +135,10 @@ TEST(ClusterSlotGrants, AHaltedGenerationAnotherGenerationOrADeclinedRequestGets
     EXPECT_EQ(who_gets(plan_slot_grants({{k_target, false}}, {}, {{"n1", asks(k_target, "t2")}}, {},
                                         declined)),
               (Pairs{{"n1", 0}}));
+    // A node that says it cannot watch its grants gets none until it no longer says so.
+    SlotRequests refused = asks();
+    refused.at("spin").refused = "watching its rollout slot Leases: HTTP 403";
+    EXPECT_TRUE(plan_slot_grants({{k_target, false}}, {}, {{"n1", refused}}, {}, {}).empty());
 }
 
 TEST(ClusterSlotGrants, AGrantedRequestIsServedOnceItsSlotGoesWhateverBecameOfIt) {

@@ -141,16 +141,16 @@ TEST(ClusterSlotView, AFailureIsRecordedOnItsGrantOrOnALeaseOfItsOwnOnceAndOnlyW
     EXPECT_EQ(todo[0].grant, nullptr);
     // Not for a grant this term never saw given to n1: a node cannot halt with a made-up one.
     EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, recorded, {}, now).empty());
-    EXPECT_TRUE(failures_to_record({}, clock, nodes, shims, recorded, {{"g-1", "n2"}}, now).empty());
+    EXPECT_TRUE(
+        failures_to_record({}, clock, nodes, shims, recorded, {{"g-1", "n2"}}, now).empty());
     // Recorded (a failed Lease stands for that grant): nothing more to do.
     json marker = slot_lease_for(k_target, 1000, "n1", "T");
     marker["metadata"]["uid"] = "marker-uid";
     marker["metadata"]["annotations"][k_slot_failed_key] = "containerd refused it";
     marker["metadata"]["annotations"][k_slot_grant_key] = "g-1";
-    EXPECT_TRUE(
-        failures_to_record({{slot_lease_of(marker), now}}, clock, nodes, shims, recorded, granted,
-                           now)
-            .empty());
+    EXPECT_TRUE(failures_to_record({{slot_lease_of(marker), now}}, clock, nodes, shims, recorded,
+                                   granted, now)
+                    .empty());
     // Once recorded, an operator's delete of that Lease (the retry) stays deleted: in this term
     // the coordinator knows it recorded it...
     recorded.insert(failure_key("n1", failed));

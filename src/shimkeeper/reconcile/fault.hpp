@@ -44,11 +44,17 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //   shim-view-misses-status: not a defect but a view behind the API server: the coordinator's
 //     Shim view learns of no status write, its own or the watch's (coordinator.cpp,
 //     coordinator_pass.cpp), as a new term whose list came before the last term's write landed.
-inline constexpr std::array<std::string_view, 12> k_fault_switches = {
-    "handler-before-label", "slot-wait",      "label-patch-fails",
-    "label-before-serving", "grant-over-max", "halt-ignored",
-    "slot-reclaim-early",   "grant-slow",     "standby-lease-watch-behind",
-    "term-keeps-slots",     "pass-stalls",    "shim-view-misses-status"};
+//   holds-unseen: not a defect but a Node watch far behind: the coordinator's view takes in no
+//     node's slot entry from its watch (coordinator.cpp), only from the read before a revoked
+//     slot is freed;
+//   revoke-unchecked: the coordinator frees a revoked slot without reading its holder's Node
+//     first, so a renewal its view missed does not withdraw the revoke (coordinator_pass.cpp).
+inline constexpr std::array<std::string_view, 14> k_fault_switches = {
+    "handler-before-label", "slot-wait",       "label-patch-fails",
+    "label-before-serving", "grant-over-max",  "halt-ignored",
+    "slot-reclaim-early",   "grant-slow",      "standby-lease-watch-behind",
+    "term-keeps-slots",     "pass-stalls",     "shim-view-misses-status",
+    "holds-unseen",         "revoke-unchecked"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);

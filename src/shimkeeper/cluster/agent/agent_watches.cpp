@@ -158,9 +158,9 @@ void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
 }
 
 // A refused slot watch (deploy/ not applied, or an older one: node identities read the slot
-// Leases of the agent namespace through RBAC) never syncs: the board says why, for the gate's wait, and the node's next report carries it in
-// its requests, where the coordinator shows it in the Shim's status. A refusal that comes or goes
-// wakes the daemon, so that its report says so.
+// Leases of the agent namespace through RBAC) never syncs: the board says why, for the gate's wait,
+// and the node's next report carries it in its requests, where the coordinator shows it in the
+// Shim's status. A refusal that comes or goes wakes the daemon, so that its report says so.
 void AgentWatches::note_slot_watch_refusal() {
     std::string refused;
     if (m_lease_watch && m_lease_watch->state().refused()) {
@@ -170,6 +170,10 @@ void AgentWatches::note_slot_watch_refusal() {
     if (refused != m_slots.refused()) {
         if (!refused.empty()) {
             m_log.warning("rollout: the API server refuses " + refused);
+        } else {
+            // A grant made while this node could not see it may have been freed unused, which
+            // serves the request (slot_grant.hpp): ask anew.
+            m_asked_since.clear();
         }
         m_slots.set_refused(std::move(refused));
         m_wake_now = true;

@@ -1,10 +1,10 @@
 #include "shimkeeper/cluster/agent/rollout_gate.hpp"
 
 #include "shimkeeper/cluster/agent/running_shim.hpp"
+#include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
-#include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
@@ -193,10 +193,9 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                     m_held.push_back(std::move(**taken));
                     continue;
                 } else {
-                    m_waiting[need.shim] = "rollout slot " +
-                                           model::slot_lease_name(need.shim, decision.index) +
-                                           " of Shim/" + need.shim +
-                                           " was no longer this node's when it took it";
+                    m_waiting[need.shim] =
+                        "rollout slot " + model::slot_lease_name(need.shim, decision.index) +
+                        " of Shim/" + need.shim + " was no longer this node's when it took it";
                 }
             } else {
                 m_waiting[need.shim] = decision.why;
@@ -260,12 +259,11 @@ RolloutGate::ask_and_list_grants(const ClusterReading& reading,
     const auto ungranted = [&] {
         model::SlotRequests asked;
         for (const SlotNeed& need : needs) {
-            if (need.target &&
-                !model::own_slot_decision(slots, *need.target, me) &&
+            if (need.target && !model::own_slot_decision(slots, *need.target, me) &&
                 !model::failed_slot(slots, *need.target)) {
-                asked[need.shim] = model::SlotRequest{
-                    need.target->uid, need.target->generation,
-                    kubeapi::micro_time(std::chrono::system_clock::now())};
+                asked[need.shim] =
+                    model::SlotRequest{need.target->uid, need.target->generation,
+                                       kubeapi::micro_time(std::chrono::system_clock::now())};
             }
         }
         return asked;
@@ -279,13 +277,13 @@ RolloutGate::ask_and_list_grants(const ClusterReading& reading,
     for (auto& [shim, request] : asked) {
         requests[shim] = request;
     }
-    json patch = {{"metadata",
-                   {{"annotations",
-                     {{model::k_slot_requests_key, model::format_slot_requests(requests)}}}}}};
+    json patch = {
+        {"metadata",
+         {{"annotations", {{model::k_slot_requests_key, model::format_slot_requests(requests)}}}}}};
     auto patched = m_client.merge_patch(kubeapi::nodes_resource(), "", me, patch);
     if (!patched) {
-        return std::unexpected(std::move(patched.error())
-                                   .with_context("asking for a rollout slot on Node " + me));
+        return std::unexpected(
+            std::move(patched.error()).with_context("asking for a rollout slot on Node " + me));
     }
     m_log.info("rollout: asked the coordinator for a rollout slot; waiting for it up to " +
                std::to_string(model::slot_timing::free_after.count()) + " s");
@@ -429,10 +427,10 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
         auto marked = keeper.fail(held, reason);
         m_client.join_pass(pass);
         m_log.error("rollout: " + what + " failed here (" + reason + "); " +
-                        (marked ? "said so on this Node for slot " + *marked +
-                                      ": the coordinator marks it failed and the rollout halts"
-                                : "slot " + slot + " not marked failed: " +
-                                      marked.error().message()),
+                        (marked
+                             ? "said so on this Node for slot " + *marked +
+                                   ": the coordinator marks it failed and the rollout halts"
+                             : "slot " + slot + " not marked failed: " + marked.error().message()),
                     {.shim = held.target.shim});
     }
     m_held.clear();

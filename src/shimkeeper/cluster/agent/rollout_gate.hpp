@@ -79,10 +79,10 @@ public:
     // daemon's own-slot watch, slot_grant.hpp): admit() holds only those and otherwise waits for
     // a grant (also while that watch is closed or not synced yet: the daemon opens it for what
     // waits); nullptr (apply): admit() lists this node's grants, if any Shim needs one, and asks
-    // for the missing ones and waits for them a while. `longest_commit`: what the transaction may take past its point
-    // of no return (reconcile/commit_bound.hpp), the committing mark of its slots. `claimed`:
-    // slots the daemon already took; admit() uses them or releases them. All three references
-    // must outlive the gate.
+    // for the missing ones and waits for them a while. `longest_commit`: what the transaction may
+    // take past its point of no return (reconcile/commit_bound.hpp), the committing mark of its
+    // slots. `claimed`: slots the daemon already took; admit() uses them or releases them. All
+    // three references must outlive the gate.
     static util::Expected<std::unique_ptr<RolloutGate>>
     create(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
            const model::SlotBoard* watched, std::chrono::seconds longest_commit,

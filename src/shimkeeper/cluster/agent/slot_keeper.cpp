@@ -40,8 +40,8 @@ HeldSlot held_of(const model::SlotLease& grant) {
 }
 
 util::Expected<void> SlotKeeper::write(const model::SlotHold& hold, const std::string& what) {
-    auto patched = m_client.merge_patch(kubeapi::nodes_resource(), "", m_me,
-                                        model::slot_hold_patch(hold));
+    auto patched =
+        m_client.merge_patch(kubeapi::nodes_resource(), "", m_me, model::slot_hold_patch(hold));
     if (!patched) {
         return std::unexpected(std::move(patched.error())
                                    .with_context(what + " rollout slot " + hold.lease +
@@ -57,16 +57,20 @@ util::Expected<bool> SlotKeeper::read_grant(HeldSlot& held) {
     if (!current) {
         if (current.error().code() == util::ErrorCode::not_found) {
             held.lost = "it is gone (the coordinator frees a slot not renewed within its lease)";
+            held.gone = true;
             return false;
         }
         return std::unexpected(
             std::move(current.error()).with_context("reading rollout slot " + name));
     }
-    if (auto why = why_not_held(model::slot_lease_of(*current), held, m_me)) {
+    const model::SlotLease seen = model::slot_lease_of(*current);
+    if (auto why = why_not_held(seen, held, m_me)) {
         held.lost = *why;
+        held.gone = seen.holder != m_me || seen.grant != held.hold.grant;
         return false;
     }
     held.lease = std::move(*current);
+    held.lost.clear(); // a revoke withdrawn since
     return true;
 }
 
@@ -74,12 +78,9 @@ util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTar
                                                          const model::SlotDecision& decision) {
     const model::SlotLease& grant = decision.existing->lease;
     HeldSlot held{target, grant.object, {}, {}, {}};
-    held.hold = model::SlotHold{target.shim,
-                                grant.name,
-                                grant.grant,
-                                target.uid,
-                                target.generation,
-                                kubeapi::micro_time(std::chrono::system_clock::now())};
+    held.hold = model::SlotHold{
+        target.shim, grant.name,        grant.grant,
+        target.uid,  target.generation, kubeapi::micro_time(std::chrono::system_clock::now())};
     const auto sent = std::chrono::steady_clock::now();
     TRY(write(held.hold, "taking"));
     if (!TRY(read_grant(held))) {
@@ -205,8 +206,8 @@ void SlotRenewal::renew_round(const std::atomic<bool>& stopping) {
         if (stopping) {
             break; // the transaction ended: the gate releases or marks what it holds
         }
-        if (!held.lost.empty()) {
-            continue; // another node's now: writing it again could only fail
+        if (held.gone) {
+            continue; // deleted or granted anew: renewing it could only fail
         }
         // A failed renewal is retried next period; the slot expires only if every renewal
         // within a lease fails, and then another node may take it: that is the rule, and the

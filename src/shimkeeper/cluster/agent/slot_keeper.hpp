@@ -36,8 +36,13 @@ struct HeldSlot {
     // Once set (SlotRenewal::renew_committing), every renewal carries it as its committing mark
     // (slot_hold.hpp): this node is past its point of no return.
     std::chrono::seconds committing{0};
-    model::SlotHold hold{};                     // this node's entry as it last wrote it
+    model::SlotHold hold{};                      // this node's entry as it last wrote it
     std::chrono::seconds confirmed_committing{}; // the mark of the last confirmed renewal
+    // Gone for good (deleted, or granted anew): renewing it is pointless. A grant revoked or
+    // marked failed is still renewed: the renewals are what make the coordinator withdraw a
+    // revoke it made on a view that missed them, and a renewal that finds it unrevoked again
+    // clears `lost`.
+    bool gone = false;
 };
 
 // Why `held` may not be trusted as this node's slot at `now`: lost, or not confirmed within

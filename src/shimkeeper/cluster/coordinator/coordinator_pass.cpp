@@ -344,33 +344,39 @@ void CoordinatorPass::revoke_slot(const model::SlotSeen& slot, const std::string
     put_slot(*revoked);
     m_log.info("coordinator: revoked rollout slot Lease " + slot.lease.name + ": " + why +
                "; it is freed " +
-               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                  model::slot_timing::revoked_for)
-                                  .count()) +
+               std::to_string(
+                   std::chrono::duration_cast<std::chrono::seconds>(model::slot_timing::revoked_for)
+                       .count()) +
                " s from now unless its holder renews it meanwhile");
 }
 
 bool CoordinatorPass::holder_still_silent(const model::SlotSeen& slot) {
     const model::SlotLease& lease = slot.lease;
+    if (reconcile::fault_switch("revoke-unchecked")) { // tests only (fault.hpp)
+        return true;
+    }
     auto node = m_client.get(kubeapi::nodes_resource(), "", lease.holder);
-    std::string now_said;
+    std::optional<model::SlotHold> now_said;
     if (node) {
         const auto holds = model::slot_holds_in(
             model::metadata_strings(*node, "annotations", model::k_slot_hold_key_prefix));
         const auto entry = holds.find(lease.shim);
         if (entry != holds.end() && entry->second.grant == lease.grant) {
-            now_said = model::format_slot_hold(entry->second);
+            now_said = entry->second;
         }
     } else if (node.error().code() != util::ErrorCode::not_found) {
         failed("reading Node " + lease.holder + " before freeing rollout slot Lease " + lease.name,
                std::move(node).error());
         return false;
     }
-    if (now_said == lease.revoked_over) {
-        return true;
+    const std::string text = now_said ? model::format_slot_hold(*now_said) : std::string();
+    if (!now_said || text == lease.revoked_over || (now_said->done && now_said->failed.empty())) {
+        return true; // silent since the revoke judged it, done with it, or on to another grant
     }
-    // It renewed (or said done or failed) after the view last showed it: the revoke goes, and
-    // the slot is judged again from that entry.
+    // It renewed (or failed) after the view last showed it: the revoke goes, and the slot is
+    // judged again from this entry, timed now.
+    m_view->holds[lease.holder][lease.shim] =
+        model::HoldSeen{*now_said, std::chrono::steady_clock::now()};
     json unrevoked = lease.object;
     json& annotations = unrevoked["metadata"]["annotations"];
     annotations.erase(model::k_slot_revoked_key);
@@ -387,7 +393,7 @@ bool CoordinatorPass::holder_still_silent(const model::SlotSeen& slot) {
     ++m_outcome.writes;
     put_slot(*written);
     m_log.info("coordinator: withdrew the revoke of rollout slot Lease " + lease.name + ": node " +
-               lease.holder + " wrote its entry for it since");
+               lease.holder + " wrote its entry for it since (" + text + ")");
     return false;
 }
 
@@ -395,10 +401,9 @@ void CoordinatorPass::record_failures() {
     if (!m_view->slots_synced) {
         return;
     }
-    for (const model::FailureToRecord& failure :
-         model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims,
-                                   m_view->failures_recorded, m_view->grants_seen,
-                                   std::chrono::steady_clock::now())) {
+    for (const model::FailureToRecord& failure : model::failures_to_record(
+             m_view->slots, m_view->holds, m_view->nodes, m_view->shims, m_view->failures_recorded,
+             m_view->grants_seen, std::chrono::steady_clock::now())) {
         if (!m_leading() || api_silent()) {
             return;
         }

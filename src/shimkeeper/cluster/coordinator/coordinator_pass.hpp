@@ -55,7 +55,7 @@ struct ClusterView {
     // (slot_view.hpp).
     std::vector<model::SlotSeen> slots;
     model::HoldClock holds; // each node's slot entries, as the Node watch showed them
-    std::set<std::string> failures_recorded; // this term's (model::failure_key)
+    std::set<std::string> failures_recorded;        // this term's (model::failure_key)
     std::map<std::string, std::string> grants_seen; // this term's slot Leases: grant uid -> holder
     bool slots_synced = false;
     std::string ns; // the agent namespace, where the slot Leases live
@@ -101,7 +101,8 @@ public:
     PassOutcome run(ClusterView& view);
     // Only the slot steps of run(): failures recorded, slots freed, and the free slots granted to
     // the nodes that ask. The coordinator runs it as soon as a slot goes (a node says done) or a
-    // node asks, so neither a handoff nor a rollout's start waits for a whole pass. `when` ends each grant's log line: " (at once: ...)".
+    // node asks, so neither a handoff nor a rollout's start waits for a whole pass. `when` ends
+    // each grant's log line: " (at once: ...)".
     PassOutcome run_grants(ClusterView& view, const std::string& when);
 
 private:

@@ -121,8 +121,13 @@ std::map<std::string, std::string> metadata_strings(const json& object, std::str
 NodeShimKeys shim_keys_of(const json& node) {
     const auto annotations = metadata_strings(node, "annotations", k_slot_requests_key);
     const auto requests = annotations.find(k_slot_requests_key);
-    return {by_shim(node, "labels"), by_shim(node, "annotations"),
-            requests != annotations.end() ? requests->second : std::string()};
+    NodeShimKeys keys{by_shim(node, "labels"), by_shim(node, "annotations"),
+                      requests != annotations.end() ? requests->second : std::string()};
+    for (const auto& [shim, hold] :
+         slot_holds_in(metadata_strings(node, "annotations", k_slot_hold_key_prefix))) {
+        keys.holds[shim] = slot_hold_key(shim);
+    }
+    return keys;
 }
 
 std::optional<json> node_patch(const NodeShimKeys& current,
@@ -164,6 +169,9 @@ std::optional<json> node_patch(const NodeShimKeys& current,
         }
         if (current.annotations.contains(name)) {
             annotations[shim_node_key(name)] = nullptr;
+        }
+        if (const auto hold = current.holds.find(name); hold != current.holds.end()) {
+            annotations[hold->second] = nullptr;
         }
     }
     json metadata = json::object();

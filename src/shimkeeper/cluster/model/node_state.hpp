@@ -59,12 +59,15 @@ struct NodeShimKeys {
     std::map<std::string, std::string> labels;      // shim -> label value
     std::map<std::string, std::string> annotations; // shim -> annotation text
     std::string slot_requests;                      // the slot requests' text (slot_grant.hpp)
+    std::map<std::string, std::string> holds{};     // shim -> the key of its slot entry
 };
 NodeShimKeys shim_keys_of(const nlohmann::json& node);
 
 // The merge patch (metadata.labels / metadata.annotations, null deleting a key) that makes the
 // Node carry exactly `wanted` for every shim in it, and nothing for shims in `forget`. Keys of
-// other shims are not touched. A state whose only difference is its time is kept as it is.
+// other shims are not touched. A state whose only difference is its time is kept as it is. A
+// shim forgotten loses its slot entry too (slot_hold.hpp: the last slot the node held for it,
+// kept until then).
 // `requests`, when given, replaces the slot requests (none: the key goes).
 // nullopt: nothing to change (no request at all).
 std::optional<nlohmann::json> node_patch(const NodeShimKeys& current,

@@ -117,7 +117,10 @@ std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
                 break;
             }
             const auto found = asked.find(target.shim);
+            // A node that says the API server refuses it the watch of its grants could not take
+            // one: it is granted once the refusal is gone from its request.
             if (found == asked.end() || !found->second.is_for(target) || holding.contains(node) ||
+                !found->second.refused.empty() ||
                 std::ranges::find(declined, Declined{node, target.shim, found->second}) !=
                     declined.end()) {
                 continue;

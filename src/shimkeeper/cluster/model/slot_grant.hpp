@@ -94,8 +94,9 @@ std::vector<std::string> gone_grants(const Grants& granted, const std::vector<Sl
 
 // What to grant now. For each target that is not halted: the indexes below its slot count with
 // no Lease of that name (in `slots`, or in `pending`: grants made but not yet seen on the
-// watch), each to a node whose request names this uid and generation, that holds no slot of the
-// Shim yet (nor a pending grant) and whose request was not declined. Nodes in name order,
+// watch), each to a node whose request names this uid and generation, carries no refusal (the
+// node could not see the grant), that holds no slot of the Shim yet (nor a pending grant) and
+// whose request was not declined. Nodes in name order,
 // indexes from 0.
 std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
                                         const std::vector<SlotSeen>& slots,

@@ -18,9 +18,8 @@ std::string slot_hold_key(std::string_view shim) {
 }
 
 std::string format_slot_hold(const SlotHold& hold) {
-    json out = {{"shim", hold.shim},         {"lease", hold.lease},
-                {"grant", hold.grant},       {"uid", hold.uid},
-                {"generation", hold.generation}, {"renewed", hold.renewed}};
+    json out = {{"shim", hold.shim}, {"lease", hold.lease},           {"grant", hold.grant},
+                {"uid", hold.uid},   {"generation", hold.generation}, {"renewed", hold.renewed}};
     if (hold.committing.count() > 0) {
         out["committing"] = hold.committing.count();
     }
@@ -54,9 +53,9 @@ std::optional<SlotHold> slot_hold_of(const std::string& annotation) {
     }
     hold.generation = generation->get<long>();
     hold.renewed = text("renewed");
-    if (const auto committing = parsed.find("committing");
-        committing != parsed.end() && committing->is_number_integer() &&
-        committing->get<long>() > 0) {
+    if (const auto committing = parsed.find("committing"); committing != parsed.end() &&
+                                                           committing->is_number_integer() &&
+                                                           committing->get<long>() > 0) {
         hold.committing = std::chrono::seconds(committing->get<long>());
     }
     hold.failed = text("failed");

@@ -63,7 +63,8 @@ std::string format_slot_hold(const SlotHold& hold);
 std::optional<SlotHold> slot_hold_of(const std::string& annotation);
 
 // The holds among a Node's annotations (full keys), by Shim name.
-std::map<std::string, SlotHold> slot_holds_in(const std::map<std::string, std::string>& annotations);
+std::map<std::string, SlotHold>
+slot_holds_in(const std::map<std::string, std::string>& annotations);
 
 // The merge patch that sets this one entry on the Node (nothing else is touched).
 nlohmann::json slot_hold_patch(const SlotHold& hold);

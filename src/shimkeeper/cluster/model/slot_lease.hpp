@@ -69,11 +69,11 @@ struct SlotLease {
     std::string shim; // empty: not a slot Lease (the coordinator's, or someone else's)
     std::string uid;
     long generation = 0;
-    std::string holder; // empty: released
-    std::string failed;  // the reason; empty while not failed
-    std::string revoked; // why the coordinator took it back; empty while it has not
+    std::string holder;       // empty: released
+    std::string failed;       // the reason; empty while not failed
+    std::string revoked;      // why the coordinator took it back; empty while it has not
     std::string revoked_over; // the holder's entry the revoke judged (slot_hold.hpp's text)
-    std::string grant;   // the grant it stands for: its own metadata.uid, or a failed marker's
+    std::string grant;        // the grant it stands for: its own metadata.uid, or a failed marker's
     std::chrono::seconds committing{0}; // the holder's mark (judged view); 0: not past its point
                                         // of no return
     std::string resource_version;

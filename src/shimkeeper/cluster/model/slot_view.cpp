@@ -8,7 +8,8 @@ namespace shimkeeper::cluster::model {
 
 using nlohmann::json;
 
-bool stamp_holds(HoldClock& clock, const NodeView& node, std::chrono::steady_clock::time_point now) {
+bool stamp_holds(HoldClock& clock, const NodeView& node,
+                 std::chrono::steady_clock::time_point now) {
     std::map<std::string, SlotHold> holds = slot_holds_in(node.shim_annotations);
     if (holds.empty()) {
         clock.erase(node.name);
@@ -74,8 +75,7 @@ std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& lea
             const SlotHold& hold = seen.hold;
             const auto shim = shims.find(shim_name);
             if (hold.failed.empty() || view == nodes.end() ||
-                recorded.contains(failure_key(node, hold)) ||
-                shim == shims.end() ||
+                recorded.contains(failure_key(node, hold)) || shim == shims.end() ||
                 shim->second.value(json::json_pointer("/metadata/uid"), "") != hold.uid ||
                 shim->second.value(json::json_pointer("/metadata/generation"), 0L) !=
                     hold.generation ||
