@@ -138,7 +138,7 @@ rollout_start_agent() {
         [[ -n ${ROLLOUT_LINGER:-} ]] &&
             linger="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then sleep $ROLLOUT_LINGER; fi"
         [[ -n ${ROLLOUT_HOLD_AT_LINKS:-} ]] &&
-            linger+="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then while [ ! -e '$ROLLOUT_HOLD_AT_LINKS' ]; do sleep 0.2; done; fi"
+            linger+="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then while [ ! -e '$ROLLOUT_HOLD_AT_LINKS' ] && [ ! -e '$T/.ending' ]; do sleep 0.2; done; fi"
         env=("SHIMKEEPER_FAULT_RUN=*:echo \"$node \$SHIMKEEPER_FAULT_STEP \$(date +%s.%N)\" >>'$ROLLOUT_STEPS'$linger")
     fi
     env "${env[@]}" "$SHIMKEEPER" --root "$T/roots/$node" --log-level debug run --no-restart \
