@@ -181,3 +181,32 @@ TEST(ContainerdRefusals, IndentedBlockMarkerIsRefused) {
     EXPECT_TRUE(contains(out.error().message(), "config.toml:2:"));
     EXPECT_TRUE(contains(out.error().message(), "markers"));
 }
+
+// A key after a block belongs to the table the block ends with (or, for a block without a header,
+// the table before it). Rewriting the block in place or dropping it would move that key into
+// another table, so the file is refused, naming the key, and nothing is written.
+TEST(ContainerdRefusals, KeyAfterABlockIsRefusedNamingIt) {
+    const std::string empty_block =
+        sc::begin_marker("spin-v2", "") + "\n" + sc::end_marker("spin-v2") + "\n";
+    for (const std::string& text : {
+             // An emptied block among root keys: a new block there would swallow `answer`.
+             "version = 2\n" + empty_block + "answer = 42\n",
+             // A key the user appended after a whole block lands in the block's own table.
+             *sc::edit_config_text("version = 2\n", v2_target(), {spin_runtime(Adopt::no)}) +
+                 "answer = 42\n",
+         }) {
+        for (const auto& desired : {std::vector<sc::DesiredRuntime>{spin_runtime(Adopt::no)},
+                                    std::vector<sc::DesiredRuntime>{}}) {
+            auto out = sc::edit_config_text(text, v2_target(), desired);
+            ASSERT_FALSE(out.has_value()) << text;
+            EXPECT_EQ(out.error().code(), shimkeeper::util::ErrorCode::conflict);
+            EXPECT_TRUE(contains(out.error().message(), "answer"));
+            EXPECT_TRUE(contains(out.error().message(), "spin-v2"));
+        }
+    }
+    // A header after the block starts a table of its own: the block may change.
+    auto out = sc::edit_config_text("version = 2\n" + empty_block + "[x]\nanswer = 42\n",
+                                    v2_target(), {spin_runtime(Adopt::no)});
+    ASSERT_TRUE(out.has_value()) << out.error().message();
+    EXPECT_TRUE(contains(*out, "[x]\nanswer = 42\n"));
+}

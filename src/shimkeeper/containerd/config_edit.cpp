@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <ranges>
 #include <set>
 
 namespace shimkeeper::containerd {
@@ -26,6 +27,32 @@ bool inside_block(const std::vector<ManagedBlock>& blocks, std::size_t line) {
         }
     }
     return false;
+}
+
+// A key after a block (before any header) belongs to the table the block ends with, or, for a
+// block without a header, to the table before it. shimkeeper appends its blocks at the end, so such
+// a key was written or moved there by hand; rewriting or dropping the block would carry it into
+// another table, so the file is refused. Blocks in a row count as one; the error names the last.
+util::Expected<void> refuse_keys_after_blocks(const std::vector<Statement>& statements,
+                                              const std::vector<ManagedBlock>& blocks,
+                                              const EditTarget& target) {
+    for (const auto& block : std::views::reverse(blocks)) {
+        auto next = std::ranges::find_if(statements, [&](const Statement& st) {
+            return st.first_line > block.last_line && !inside_block(blocks, st.first_line);
+        });
+        if (next != statements.end() && next->kind == StatementKind::key_value) {
+            return util::fail(
+                ErrorCode::conflict,
+                at_line(target.label, next->first_line) + ": " + render_path(next->path) +
+                    " follows shimkeeper's block for shim " + block.shim + " (lines " +
+                    std::to_string(block.first_line + 1) + "-" +
+                    std::to_string(block.last_line + 1) +
+                    ") with no table header between them, so shimkeeper cannot rewrite or remove "
+                    "that block without moving the key into another table; move the key above "
+                    "the block or under a table header of its own");
+        }
+    }
+    return {};
 }
 
 // The user's definitions of desired handlers, as lines to comment out on adoption.
@@ -239,6 +266,7 @@ util::Expected<std::string> edit_config_text(std::string_view before, const Edit
     if (!desired.empty()) {
         TRY(refuse_inline_parents(statements, blocks, target));
     }
+    TRY(refuse_keys_after_blocks(statements, blocks, target));
     const AdoptedLines adopted =
         TRY(find_user_handlers(statements, blocks, lines, target, desired));
 
