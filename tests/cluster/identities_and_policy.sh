@@ -23,7 +23,7 @@ set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh" # pass, fail, coord_*
 kube_require_peers
-command -v jq >/dev/null || kube_skip "jq is not installed"
+command -v jq >/dev/null || fail "jq is not installed (scripts/install-deps installs it)"
 kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
 
 # state OBJECT: OBJECT ([NAMESPACE/]RESOURCE/NAME) as the admin sees it: its resourceVersion,
@@ -146,15 +146,16 @@ held() {
 }
 
 # event NAME NAMESPACE REGARDING [RELATED]: an events.k8s.io/v1 Event as the agent writes it;
-# REGARDING and RELATED are flow mappings ({apiVersion: v1, kind: Node, name: node-a}).
+# REGARDING and RELATED are flow mappings ({apiVersion: v1, kind: Node, name: node-a}). The
+# reporting node is node-a unless EVENT_INSTANCE says another.
 event() {
     cat <<YAML
 apiVersion: events.k8s.io/v1
 kind: Event
 metadata: {name: $1, namespace: $2}
 eventTime: "$(now)"
-reportingController: containerd.x-k8s.io/shimkeeper
-reportingInstance: node-a
+reportingController: shimkeeper.containerd.x-k8s.io/agent
+reportingInstance: ${EVENT_INSTANCE:-shimkeeper-node-a}
 action: Install
 reason: Installed
 type: Normal
@@ -350,6 +351,10 @@ for who in node-a-bound node-a; do
         create -f <(core_event "$who-core-b" default "{kind: Node, name: node-b}")
     refused "$who" "an Event about node-a related to node-b" "default/events.events.k8s.io/$who-rel" \
         "may not write Events about another Node" create -f <(event "$who-rel" default "$node_a" "$node_b")
+    # The coordinator names the node a NodeWriteRefused Event is from by its reportingInstance.
+    refused "$who" "an Event about a Shim as node-b" "default/events.events.k8s.io/$who-as-b" \
+        "may write Events about a Shim only as reportingInstance shimkeeper-node-a" \
+        create -f <(EVENT_INSTANCE=shimkeeper-node-b event "$who-as-b" default "$shim_ref")
 
     refused "$who" "list Secrets" - \
         "$m_forbidden list resource \"secrets\"" get secrets -A

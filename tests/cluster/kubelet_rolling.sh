@@ -8,7 +8,11 @@
 #   - the node's slot request on its Node carries the refusal, the agent's log and status.json
 #     say it, and `shimkeeper status` prints it;
 #   - nothing is installed.
-# seconds-about: 90
+# Then deploy/ applied again, but a test policy refuses node-a's take of its grant on its own Node
+# (the held_demo annotation): within a minute the Shim names node-a, the take and the policy's
+# message (from the node's NodeWriteRefused Event), and nothing is installed. With the policy gone
+# the kubelet's credential rolls: installed, a NodeWriteAccepted Event, Progressing Complete.
+# seconds-about: 120
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
@@ -75,8 +79,56 @@ expect_output_contains "this node asks for a slot since"
 node_cri_lacks_handler demo || fail "demo was installed although no slot could be taken"
 echo "ok: the refusal shows on the Shim, the Node, the agent's log and status"
 
-echo "--- deploy/ applied again: the kubelet's credential rolls, with nothing minted"
+echo "--- deploy/ applied again, but a policy refuses node-a's take of its grant on its own Node"
+kube_admin apply -f - >/dev/null <<'YAML'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: test-no-slot-for-node-a}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - {apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["nodes"]}
+  matchConditions:
+    - {name: node-a, expression: "request.userInfo.username == 'system:node:node-a'"}
+  variables:
+    - {name: key, expression: "'shim.containerd.x-k8s.io/held_demo'"}
+  validations:
+    - expression: >-
+        !has(object.metadata.annotations) || !(variables.key in object.metadata.annotations) ||
+        (has(oldObject.metadata.annotations) && variables.key in oldObject.metadata.annotations &&
+         oldObject.metadata.annotations[variables.key] == object.metadata.annotations[variables.key])
+      message: "the test's policy keeps node-a from taking a rollout slot"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: test-no-slot-for-node-a}
+spec: {policyName: test-no-slot-for-node-a, validationActions: [Deny]}
+YAML
+policy_refuses() {
+    ! kubectl --kubeconfig "$kubeconfig" annotate node node-a --dry-run=server \
+        shim.containerd.x-k8s.io/held_demo=probe >/dev/null 2>&1
+}
+kube_wait_for 30 policy_refuses || fail "the test's policy does not refuse node-a's held_demo"
 kube_admin apply -f "$SHIMKEEPER_SOURCE_DIR/deploy/31-role-leases.yaml" >/dev/null
+take_refused_in_status() {
+    [[ "$(progressing)" == "Refused: "*"node-a (the API server refuses taking rollout slot demo-slot-"*"the test's policy keeps node-a from taking a rollout slot"* ]]
+}
+kube_wait_for 60 take_refused_in_status ||
+    fail "the Shim's status does not name node-a and the refused take within a minute: $(progressing); the agent: $(tail -n 20 "$agent_log")"
+echo "Shim's Progressing: $(progressing)"
+write_events() { # REASON: the node agents' Events of that reason about Shim demo, one per line
+    kube_admin get events -n default --field-selector "reason=$1,involvedObject.name=demo" -o json |
+        jq -r '.items[] | "\(.reportingInstance) \(.action) \(.message)"'
+}
+[[ "$(write_events NodeWriteRefused)" == "shimkeeper-node-a HoldSlot node node-a: the API server refuses taking rollout slot demo-slot-"* ]] ||
+    fail "no NodeWriteRefused Event from node-a: $(write_events NodeWriteRefused)"
+node_cri_lacks_handler demo || fail "demo was installed although node-a could not take its slot"
+echo "ok: the refused take shows on the Shim, and in an Event from node-a"
+
+echo "--- the policy gone: the kubelet's credential rolls, with nothing minted"
+kube_admin delete validatingadmissionpolicybinding test-no-slot-for-node-a >/dev/null
+kube_admin delete validatingadmissionpolicy test-no-slot-for-node-a >/dev/null
 leases_before=$(kube_admin get leases -n shimkeeper-system -o json |
     python3 -c 'import json, sys; print(len(json.load(sys.stdin)["items"]))')
 installed() { [[ "$(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}')" == demo ]]; }
@@ -92,5 +144,9 @@ grep -q "coordinator: freed rollout slot Lease demo-slot-0: released" "$coordina
     fail "the coordinator's log does not say it freed the released slot"
 grep -q "rollout: took slot demo-slot-0 for Shim/demo generation 1" "$agent_log" ||
     fail "the agent's log does not say it took the slot"
+accepted() { [[ "$(write_events NodeWriteAccepted)" == "shimkeeper-node-a HoldSlot "* ]]; }
+kube_wait_for 30 accepted || fail "node-a did not say its HoldSlot write is accepted again: $(write_events NodeWriteAccepted)"
+complete() { [[ "$(progressing)" == "Complete: "* ]]; }
+kube_wait_for 30 complete || fail "the Shim's Progressing: $(progressing)"
 echo "ok: node-a took, used and released its grant on its own Node: demo installed (${leases_before} Leases before)"
 echo "PASS: the refusal shows on the Shim, the Node, the agent's log and status; the kubelet's credential rolls"

@@ -13,6 +13,9 @@ Resource leases_resource() {
 Resource events_resource() {
     return {"events.k8s.io", "v1", "events", Scope::namespaced};
 }
+Resource core_events_resource() {
+    return {"", "v1", "events", Scope::namespaced};
+}
 Resource config_maps_resource() {
     return {"", "v1", "configmaps", Scope::namespaced};
 }

@@ -28,6 +28,9 @@ struct Resource {
 Resource nodes_resource();
 Resource leases_resource();
 Resource events_resource(); // events.k8s.io/v1
+// The same Events in core/v1's shape, whose list and watch take field selectors on
+// involvedObject, reason and reportingComponent.
+Resource core_events_resource();
 Resource config_maps_resource();
 Resource runtime_classes_resource(); // node.k8s.io/v1
 

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/agent/node_reporter.hpp"
 
+#include "shimkeeper/cluster/agent/write_refusal_notices.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/event_recorder.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
@@ -10,6 +11,25 @@ NodeReporter::NodeReporter(const ClusterSource& source, const ClusterReading& re
                            const util::Log& log)
     : m_source(source), m_reading(reading), m_log(log),
       m_keys(model::shim_keys_of(reading.view.node)) {}
+
+std::vector<kubeapi::ObjectReference> NodeReporter::shims_reported(const NodeReport& report) const {
+    std::set<std::string> names(report.forget.begin(), report.forget.end());
+    for (const auto& [name, state] : report.wanted) {
+        names.insert(name);
+    }
+    if (report.requests) {
+        for (const auto& [name, request] : *report.requests) {
+            names.insert(name);
+        }
+    }
+    std::vector<kubeapi::ObjectReference> out;
+    for (const auto& name : names) {
+        const ShimSeen* shim = m_reading.find(name);
+        out.push_back(shim != nullptr ? kubeapi::ObjectReference::of(shim->object)
+                                      : shim_reference(name, ""));
+    }
+    return out;
+}
 
 void NodeReporter::warn_about_new_failures(const NodeReport& report) {
     std::vector<std::pair<std::string, const model::NodeShimState*>> fresh;
@@ -70,9 +90,16 @@ util::Expected<void> NodeReporter::publish(const NodeReport& report) {
     const std::string node = m_source.node_name();
     kubeapi::Client client = TRY(m_source.client());
     auto patched = client.merge_patch(kubeapi::nodes_resource(), "", node, *patch);
+    std::optional<util::Error> failed;
     if (!patched) {
-        return std::unexpected(
-            std::move(patched.error()).with_context("reporting shim state on Node " + node));
+        failed = std::move(patched.error()).with_context("reporting shim state on Node " + node);
+    }
+    if (auto unsent = WriteRefusalNotices::of_this_process().after_write(
+            client, node, shims_reported(report), "ReportState", failed ? &*failed : nullptr)) {
+        m_log.warning(unsent->message());
+    }
+    if (failed) {
+        return std::unexpected(std::move(*failed));
     }
     m_keys = model::shim_keys_of(*patched);
     m_log.debug("Node " + node + " patched: " + patch->dump());

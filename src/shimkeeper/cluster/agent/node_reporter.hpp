@@ -7,6 +7,7 @@
 
 #include "shimkeeper/cluster/agent/cluster_source.hpp"
 #include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/kubeapi/event_recorder.hpp"
 #include "shimkeeper/util/log.hpp"
 
 #include <map>
@@ -37,6 +38,8 @@ public:
 
 private:
     void warn_about_new_failures(const NodeReport& report);
+    // The Shims a report's patch writes about, as Event subjects.
+    std::vector<kubeapi::ObjectReference> shims_reported(const NodeReport& report) const;
 
     const ClusterSource& m_source;
     const ClusterReading& m_reading;

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
 
+#include "shimkeeper/cluster/agent/write_refusal_notices.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
@@ -42,11 +43,21 @@ HeldSlot held_of(const model::SlotLease& grant) {
 util::Expected<void> SlotKeeper::write(const model::SlotHold& hold, const std::string& what) {
     auto patched =
         m_client.merge_patch(kubeapi::nodes_resource(), "", m_me, model::slot_hold_patch(hold));
+    std::optional<util::Error> failed;
     if (!patched) {
-        return std::unexpected(std::move(patched.error())
-                                   .with_context(what + " rollout slot " + hold.lease +
-                                                 " (annotation " + model::slot_hold_key(hold.shim) +
-                                                 " on Node " + m_me + ")"));
+        failed = std::move(patched.error())
+                     .with_context(what + " rollout slot " + hold.lease + " (annotation " +
+                                   model::slot_hold_key(hold.shim) + " on Node " + m_me + ")");
+    }
+    auto unsent = WriteRefusalNotices::of_this_process().after_write(
+        m_client, m_me, {shim_reference(hold.shim, hold.uid)}, "HoldSlot",
+        failed ? &*failed : nullptr);
+    if (failed) {
+        if (unsent) {
+            failed =
+                util::Error(failed->code(), failed->message() + " (and " + unsent->message() + ")");
+        }
+        return std::unexpected(std::move(*failed));
     }
     return {};
 }

@@ -3,6 +3,7 @@
 #include "shimkeeper/cluster/model/node_scope.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
+#include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/retry_backoff.hpp"
 #include "shimkeeper/reconcile/fault.hpp"
@@ -92,6 +93,28 @@ bool stamp_holds_of(ClusterView& view, const kubeapi::WatchEvent& event) {
         return false;
     case kubeapi::WatchEvent::Kind::deleted:
         view.holds.erase(kubeapi::name_of(event.object));
+        return false;
+    }
+    return false;
+}
+
+// A node agent's Event about a refused or accepted write: whether it may change a status.
+bool apply_write_events(model::WriteRefusals& refusals, const kubeapi::WatchEvent& event) {
+    const auto now = Clock::now();
+    const std::string oldest =
+        kubeapi::micro_time(std::chrono::system_clock::now() - model::k_refusal_kept);
+    switch (event.kind) {
+    case kubeapi::WatchEvent::Kind::synced:
+        refusals.replace_with(event.items, now, oldest);
+        return true;
+    case kubeapi::WatchEvent::Kind::added:
+    case kubeapi::WatchEvent::Kind::modified:
+        if (auto seen = model::write_event_of(event.object)) {
+            refusals.apply(*seen, now, oldest);
+            return true;
+        }
+        return false;
+    case kubeapi::WatchEvent::Kind::deleted:
         return false;
     }
     return false;
@@ -316,7 +339,8 @@ void Coordinator::report_watch_problems() {
         {"the coordinator Lease", m_lease_watch.get()},
         {"Shims", m_shim_watch.get()},
         {"Nodes", m_node_watch.get()},
-        {"RuntimeClasses", m_class_watch.get()}};
+        {"RuntimeClasses", m_class_watch.get()},
+        {"node Events about Shims", m_write_event_watch.get()}};
     for (const auto& [what, watch] : watches) {
         if (watch == nullptr) {
             continue;
@@ -385,9 +409,19 @@ util::Expected<void> Coordinator::begin_term() {
             m_classes_synced = true;
             on_change();
         });
+    kubeapi::WatchSettings shim_events;
+    shim_events.field_selector = "involvedObject.kind=Shim";
+    m_write_event_watch = std::make_unique<kubeapi::Watch>(
+        connection, m_loop, kubeapi::core_events_resource(), "default", shim_events,
+        [this](const kubeapi::WatchEvent& event) {
+            if (apply_write_events(m_view.write_refusals, event)) {
+                on_change();
+            }
+        });
     TRY(m_shim_watch->start());
     TRY(m_node_watch->start());
     TRY(m_class_watch->start());
+    TRY(m_write_event_watch->start());
     return {};
 }
 
@@ -405,6 +439,7 @@ void Coordinator::end_term(const std::string& why) {
     m_shim_watch.reset();
     m_node_watch.reset();
     m_class_watch.reset();
+    m_write_event_watch.reset();
     m_view = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
     m_pass_armed = false;
@@ -475,6 +510,10 @@ void Coordinator::pass() {
         }
         if (outcome.progress_due) { // a status held back: write it then, changes or not
             expiry = expiry ? std::min(*expiry, *outcome.progress_due) : *outcome.progress_due;
+        }
+        // A node's refusal no Event repeated: its status no longer names it.
+        if (auto forgotten = m_view.write_refusals.next_expiry(Clock::now())) {
+            expiry = expiry ? std::min(*expiry, *forgotten) : *forgotten;
         }
         for (const auto& made : m_view.pending_grants) { // a grant the watch never showed
             const auto until = made.at + model::slot_timing::free_after;

@@ -152,6 +152,9 @@ private:
     std::unique_ptr<kubeapi::Watch> m_shim_watch;
     std::unique_ptr<kubeapi::Watch> m_node_watch;
     std::unique_ptr<kubeapi::Watch> m_class_watch;
+    // Node agents' Events about Shims (write_refusals.hpp). Not a view the passes wait for: an
+    // older deploy/ that lets the coordinator read no Events costs only those remarks.
+    std::unique_ptr<kubeapi::Watch> m_write_event_watch;
     std::string m_reported_problem; // the last watch problem logged
 
     CoordinatorStats m_stats;

@@ -120,7 +120,10 @@ void CoordinatorPass::reconcile_shim(const json& shim) {
         }
     }
     std::optional<model::Condition> runtime_class = ensure_runtime_class(shim);
-    const model::Rollup nodes = model::rollup(shim, m_view->nodes);
+    const model::Rollup nodes =
+        model::rollup(shim, m_view->nodes,
+                      m_view->write_refusals.for_shim(kubeapi::name_of(shim),
+                                                      model::WriteRefusals::Clock::now()));
     write_status(
         shim, with_rollout(shim, nodes,
                            model::desired_status(shim, nodes, runtime_class, util::now_rfc3339())));

@@ -29,6 +29,7 @@
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 #include "shimkeeper/cluster/model/slot_view.hpp"
+#include "shimkeeper/cluster/model/write_refusals.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
 #include "shimkeeper/kubeapi/event_recorder.hpp"
@@ -51,6 +52,8 @@ struct ClusterView {
     std::map<std::string, nlohmann::json> shims;           // by name
     model::NodeViews nodes;                                // by name
     std::map<std::string, nlohmann::json> runtime_classes; // by name
+    // What the API server refuses of nodes' writes to their own Nodes, from their Events.
+    model::WriteRefusals write_refusals;
     // The rollout slot Leases (the candidacy's Lease watch), judged with their holders' entries
     // (slot_view.hpp).
     std::vector<model::SlotSeen> slots;

@@ -87,7 +87,8 @@ void add_derived_runtime_type(json& fields, const Rollup& rollup) {
 
 } // namespace
 
-Rollup rollup(const json& shim, const NodeViews& nodes) {
+Rollup rollup(const json& shim, const NodeViews& nodes,
+              const std::map<std::string, std::string>& write_refusals) {
     const json metadata = shim.value("metadata", json::object());
     const std::string name = metadata.value("name", "");
     Rollup out;
@@ -115,10 +116,16 @@ Rollup rollup(const json& shim, const NodeViews& nodes) {
                 on_node.reason.empty() ? node_name : node_name + " (" + on_node.reason + ")");
         } else {
             ++out.counts.updating;
+            std::string refused;
             const SlotRequests requests = slot_requests_on(node);
-            if (const auto asked = requests.find(name);
-                asked != requests.end() && !asked->second.refused.empty()) {
-                out.refused.push_back(node_name + " (" + asked->second.refused + ")");
+            if (const auto asked = requests.find(name); asked != requests.end()) {
+                refused = asked->second.refused;
+            }
+            if (auto said = write_refusals.find(node_name); said != write_refusals.end()) {
+                refused += (refused.empty() ? "" : "; ") + said->second;
+            }
+            if (!refused.empty()) {
+                out.refused.push_back(node_name + " (" + refused + ")");
             }
         }
     }
@@ -153,9 +160,9 @@ std::vector<Condition> node_conditions(const json& shim, const Rollup& rollup) {
                            " yet"};
         if (!rollup.refused.empty()) {
             progressing.reason = "Refused";
-            progressing.message +=
-                "; the API server refuses what " + std::to_string(rollup.refused.size()) +
-                " of them need to take a rollout slot: " + names_text(rollup.refused);
+            progressing.message += "; the API server refuses requests " +
+                                   std::to_string(rollup.refused.size()) +
+                                   " of them need to take part: " + names_text(rollup.refused);
         }
     } else if (counts.failed > 0) {
         progressing = {"Progressing", ConditionStatus::false_, "InstallFailed",

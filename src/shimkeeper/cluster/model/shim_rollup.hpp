@@ -36,8 +36,9 @@ struct Rollup {
     std::int64_t generation = 0;
     NodeCounts counts;
     std::vector<std::string> failures; // "node-a (sha256 mismatch)", selected nodes only
-    // Selected nodes on their way whose slot request says the API server refuses what they need
-    // to take a grant: "node-a (HTTP 403: ...)".
+    // Selected nodes on their way that the API server refuses what they need: their slot request
+    // says so (watching their grants), or their Events do (a write to their own Node,
+    // write_refusals.hpp): "node-a (HTTP 403: ...)".
     std::vector<std::string> refused;
     std::vector<std::string> carrying; // every Node with the shim's label or annotation
     // The same Nodes with what each says, for the deleting Shim's status: "node-b (removing:
@@ -49,7 +50,9 @@ struct Rollup {
     std::map<std::string, std::vector<std::string>> runtime_types;
 };
 
-Rollup rollup(const nlohmann::json& shim, const NodeViews& nodes);
+// write_refusals: node -> what the API server refuses of its writes for this Shim.
+Rollup rollup(const nlohmann::json& shim, const NodeViews& nodes,
+              const std::map<std::string, std::string>& write_refusals = {});
 
 // Ready and Progressing for this rollup (a deleted Shim: uninstalling).
 std::vector<Condition> node_conditions(const nlohmann::json& shim, const Rollup& rollup);
