@@ -130,16 +130,16 @@ int lease_command(kubeapi::Client& client, const std::vector<std::string>& args)
     settings.retry_period = std::max(std::chrono::seconds(1), settings.lease_duration / 3);
     auto until = Clock::now() + std::chrono::seconds(std::stoi(args.at(5)));
     std::signal(SIGTERM, [](int) { g_terminated = 1; });
-    kubeapi::LeaderElector elector(client, settings);
+    kubeapi::LeaderElector elector(settings);
     for (unsigned round = 1; Clock::now() < until; ++round) {
         if (g_terminated != 0) {
-            if (auto released = elector.release(); !released) {
+            if (auto released = elector.release(client); !released) {
                 return probe_fail(released.error());
             }
             std::printf("RELEASED\n");
             return 0;
         }
-        auto leading = elector.try_acquire_or_renew();
+        auto leading = elector.try_acquire_or_renew(client);
         if (!leading) {
             std::fprintf(stderr, "round %u: %s\n", round, leading.error().message().c_str());
         }

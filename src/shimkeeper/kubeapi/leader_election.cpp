@@ -20,7 +20,7 @@ json LeaderElector::spec_for_us(const json& old_spec) const {
     return spec;
 }
 
-util::Expected<bool> LeaderElector::create_lease(Clock::time_point now) {
+util::Expected<bool> LeaderElector::create_lease(Client& client, Clock::time_point now) {
     std::string stamp = micro_time(std::chrono::system_clock::now());
     json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                   {"kind", "Lease"},
@@ -31,7 +31,7 @@ util::Expected<bool> LeaderElector::create_lease(Clock::time_point now) {
                     {"acquireTime", stamp},
                     {"renewTime", stamp},
                     {"leaseTransitions", 0}}}};
-    auto created = m_client->create(leases_resource(), m_settings.ns, lease);
+    auto created = client.create(leases_resource(), m_settings.ns, lease);
     if (!created) {
         if (created.error().code() == util::ErrorCode::conflict) {
             m_known_stale = m_watched; // AlreadyExists: another candidate created it first
@@ -59,13 +59,13 @@ void LeaderElector::note_record(const json& spec, Clock::time_point now) {
     }
 }
 
-util::Expected<bool> LeaderElector::read_and_judge(Clock::time_point now) {
-    auto lease = m_client->get(leases_resource(), m_settings.ns, m_settings.name);
+util::Expected<bool> LeaderElector::read_and_judge(Client& client, Clock::time_point now) {
+    auto lease = client.get(leases_resource(), m_settings.ns, m_settings.name);
     if (!lease) {
         if (lease.error().code() == util::ErrorCode::not_found) {
             m_known.reset();
             m_known_stale = false;
-            return create_lease(now);
+            return create_lease(client, now);
         }
         return std::unexpected(std::move(lease).error());
     }
@@ -73,10 +73,11 @@ util::Expected<bool> LeaderElector::read_and_judge(Clock::time_point now) {
         m_known = *lease;
         m_known_stale = false;
     }
-    return judge_and_write(std::move(*lease), now, false);
+    return judge_and_write(client, std::move(*lease), now, false);
 }
 
-util::Expected<bool> LeaderElector::judge_and_write(json lease, Clock::time_point now,
+util::Expected<bool> LeaderElector::judge_and_write(Client& client, json lease,
+                                                    Clock::time_point now,
                                                     bool reread_on_conflict) {
     json spec = lease.value("spec", json::object());
     note_record(spec, now);
@@ -87,7 +88,7 @@ util::Expected<bool> LeaderElector::judge_and_write(json lease, Clock::time_poin
         return false;
     }
     lease["spec"] = spec_for_us(spec);
-    auto written = m_client->update(leases_resource(), m_settings.ns, lease);
+    auto written = client.update(leases_resource(), m_settings.ns, lease);
     if (!written) {
         if (written.error().code() != util::ErrorCode::conflict) {
             return std::unexpected(std::move(written).error());
@@ -96,7 +97,7 @@ util::Expected<bool> LeaderElector::judge_and_write(json lease, Clock::time_poin
         // judge again now. A candidate lost the race; the watch (or its next read) shows the
         // winner.
         if (reread_on_conflict && holder == m_settings.identity) {
-            return read_and_judge(now);
+            return read_and_judge(client, now);
         }
         m_known_stale = m_watched;
         return false;
@@ -111,14 +112,14 @@ util::Expected<bool> LeaderElector::judge_and_write(json lease, Clock::time_poin
     return true;
 }
 
-util::Expected<bool> LeaderElector::try_acquire_or_renew(Clock::time_point now) {
+util::Expected<bool> LeaderElector::try_acquire_or_renew(Client& client, Clock::time_point now) {
     if (!m_watched || m_known_stale) {
-        return read_and_judge(now);
+        return read_and_judge(client, now);
     }
     if (!m_known) {
-        return create_lease(now);
+        return create_lease(client, now);
     }
-    return judge_and_write(*m_known, now, true);
+    return judge_and_write(client, *m_known, now, true);
 }
 
 void LeaderElector::observe(const std::optional<json>& lease, Clock::time_point now) {
@@ -152,12 +153,12 @@ bool LeaderElector::is_leader(Clock::time_point now) const {
     return m_renewed_at && now < *m_renewed_at + m_settings.renew_deadline;
 }
 
-util::Expected<void> LeaderElector::release() {
+util::Expected<void> LeaderElector::release(Client& client) {
     if (!m_renewed_at) {
         return {};
     }
     m_renewed_at.reset();
-    json lease = TRY(m_client->get(leases_resource(), m_settings.ns, m_settings.name));
+    json lease = TRY(client.get(leases_resource(), m_settings.ns, m_settings.name));
     json& spec = lease["spec"];
     if (spec.value("holderIdentity", "") != m_settings.identity) {
         return {}; // someone else holds it already
@@ -167,7 +168,7 @@ util::Expected<void> LeaderElector::release() {
     spec["leaseDurationSeconds"] = 1;
     spec["renewTime"] = now;
     spec["acquireTime"] = now;
-    TRY(m_client->update(leases_resource(), m_settings.ns, lease));
+    TRY(client.update(leases_resource(), m_settings.ns, lease));
     return {};
 }
 

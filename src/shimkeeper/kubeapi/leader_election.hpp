@@ -41,15 +41,12 @@ class LeaderElector {
 public:
     using Clock = std::chrono::steady_clock;
 
-    LeaderElector(Client& client, LeaseSettings settings)
-        : m_client(&client), m_settings(std::move(settings)) {}
+    // The candidate's state alone: each request goes through the client its caller passes, so
+    // the state moves to a renewal thread with its own connection, and back, holding no client.
+    explicit LeaderElector(LeaseSettings settings) : m_settings(std::move(settings)) {}
 
-    // The same candidate's state, asking through another client from now on (a copy handed to
-    // a renewal thread with its own connection, and back).
-    void use_client(Client& client) { m_client = &client; }
-
-    // One round. True when we hold the lease after it.
-    util::Expected<bool> try_acquire_or_renew(Clock::time_point now = Clock::now());
+    // One round through `client`. True when we hold the lease after it.
+    util::Expected<bool> try_acquire_or_renew(Client& client, Clock::time_point now = Clock::now());
     // The Lease as a watch last saw it (nullopt: it does not exist).
     void observe(const std::optional<nlohmann::json>& lease, Clock::time_point now = Clock::now());
     // How long until a round can change anything: retry_period while leading or when the Lease
@@ -60,19 +57,18 @@ public:
     // When our last successful write as holder was (nullopt: none since the last release).
     std::optional<Clock::time_point> renewed_at() const { return m_renewed_at; }
     // Gives the lease up if we hold it, so that another candidate takes over without waiting.
-    util::Expected<void> release();
+    util::Expected<void> release(Client& client);
 
     const std::string& observed_holder() const { return m_observed_holder; }
 
 private:
-    util::Expected<bool> create_lease(Clock::time_point now);
-    util::Expected<bool> judge_and_write(nlohmann::json lease, Clock::time_point now,
-                                         bool reread_on_conflict);
-    util::Expected<bool> read_and_judge(Clock::time_point now);
+    util::Expected<bool> create_lease(Client& client, Clock::time_point now);
+    util::Expected<bool> judge_and_write(Client& client, nlohmann::json lease,
+                                         Clock::time_point now, bool reread_on_conflict);
+    util::Expected<bool> read_and_judge(Client& client, Clock::time_point now);
     void note_record(const nlohmann::json& spec, Clock::time_point now);
     nlohmann::json spec_for_us(const nlohmann::json& old_spec) const;
 
-    Client* m_client;
     LeaseSettings m_settings;
     std::string m_observed_record; // the spec as last read, serialised
     std::string m_observed_holder;

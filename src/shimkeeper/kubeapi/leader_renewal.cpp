@@ -4,18 +4,9 @@
 
 namespace shimkeeper::kubeapi {
 
-namespace {
-
-LeaderElector asking_through(LeaderElector elector, Client& client) {
-    elector.use_client(client);
-    return elector;
-}
-
-} // namespace
-
 LeaderRenewal::LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings)
-    : m_client(std::move(config)), m_elector(asking_through(std::move(elector), m_client)),
-      m_settings(std::move(settings)), m_renewed_at(m_elector.renewed_at()),
+    : m_client(std::move(config)), m_elector(std::move(elector)), m_settings(std::move(settings)),
+      m_renewed_at(m_elector.renewed_at()),
       m_worker(
           m_settings.retry_period,
           [this](const std::atomic<bool>& stopping) { renew_round(stopping); },
@@ -58,7 +49,7 @@ void LeaderRenewal::renew_round(const std::atomic<bool>& stopping) {
     // Each round a pass of its own: stop() fails whatever it has not asked yet.
     m_client.join_pass(std::make_shared<ApiPass>(std::function<void()>{},
                                                  [&stopping] { return !stopping.load(); }));
-    auto held = m_elector.try_acquire_or_renew(Clock::now());
+    auto held = m_elector.try_acquire_or_renew(m_client, Clock::now());
     ++m_rounds;
     std::lock_guard lock(m_mutex);
     m_renewed_at = m_elector.renewed_at();

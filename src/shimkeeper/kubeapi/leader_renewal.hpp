@@ -2,10 +2,10 @@
 // its event loop also runs the passes, whose writes block it (request_bound.hpp): a pass waiting on
 // a slow API server (a create may take seconds when it is saturated) would hold the renewal back
 // past renew_deadline and cost the term, and the other candidate would then wait out the lease.
-// Here a copy of the elector renews every retry_period through its own connection, so the term
-// lasts for as long as the API server answers the renewals, whatever the passes wait for. The loop
-// reads leading() (a renewal within renew_deadline, and no other holder seen) and takes the elector
-// back with stop() when the term ends.
+// Here the elector's state renews every retry_period through this object's own connection, so the
+// term lasts for as long as the API server answers the renewals, whatever the passes wait for. The
+// loop reads leading() (a renewal within renew_deadline, and no other holder seen) and takes the
+// elector back with stop() when the term ends.
 #pragma once
 
 #include "shimkeeper/kubeapi/leader_election.hpp"
@@ -22,8 +22,8 @@ class LeaderRenewal {
 public:
     using Clock = LeaderElector::Clock;
 
-    // elector: the one that just won or renewed the Lease (a copy; it asks through a client of
-    // this object's own from now on).
+    // elector: the one that just won or renewed the Lease (its state; it asks through a client of
+    // this object's own).
     LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings);
     ~LeaderRenewal();
     LeaderRenewal(const LeaderRenewal&) = delete;

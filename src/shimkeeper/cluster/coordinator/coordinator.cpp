@@ -170,8 +170,7 @@ void stall_the_first_pass(const util::Log& log) {
 Coordinator::Coordinator(kubeapi::CurlEventLoop& loop, kubeapi::Client& client,
                          CoordinatorSettings settings, kubeapi::EventSource source, util::Log log)
     : m_loop(loop), m_client(client), m_settings(std::move(settings)), m_log(log),
-      m_elector(client,
-                {m_settings.ns, m_settings.lease_name, m_settings.identity,
+      m_elector({m_settings.ns, m_settings.lease_name, m_settings.identity,
                  m_settings.lease_duration, m_settings.renew_deadline, m_settings.retry_period}),
       m_events(client, std::move(source)), m_rng(std::random_device{}()) {
     // A slot that changes may halt or resume a rollout: the leader's next pass says so.
@@ -291,7 +290,7 @@ void Coordinator::round() {
     begin_requests();
     ++m_stats.rounds;
     const auto now = Clock::now();
-    auto held = m_elector.try_acquire_or_renew(now);
+    auto held = m_elector.try_acquire_or_renew(m_client, now);
     if (!held) {
         if (!m_round_failing) {
             m_log.warning("coordinator: election round on Lease " + m_settings.ns + "/" +
@@ -433,7 +432,6 @@ void Coordinator::end_term(const std::string& why) {
     if (m_renewal) { // waits for at most the renewal in flight
         m_elector = m_renewal->stop();
         m_stats.rounds += m_renewal->take_rounds();
-        m_elector.use_client(m_client);
         m_renewal.reset();
     }
     m_shim_watch.reset();
@@ -605,7 +603,7 @@ util::Expected<void> Coordinator::release() {
     m_round_timer.reset();
     m_lease_watch.reset();
     end_term("released");
-    return m_elector.release();
+    return m_elector.release(m_client);
 }
 
 } // namespace shimkeeper::cluster::coordinator
