@@ -328,6 +328,22 @@ void CoordinatorPass::put_slot(const json& lease) {
     }
 }
 
+// A slot Lease written back changed: false when it was not (a conflict or a deleted Lease is the
+// next pass's, from the watch's newer version; anything else is this pass's failure).
+bool CoordinatorPass::update_slot(const json& lease, const std::string& what) {
+    auto written = m_client.update(kubeapi::leases_resource(), m_view->ns, lease);
+    if (!written) {
+        if (written.error().code() != util::ErrorCode::conflict &&
+            written.error().code() != util::ErrorCode::not_found) {
+            failed(what, std::move(written).error());
+        }
+        return false;
+    }
+    ++m_outcome.writes;
+    put_slot(*written);
+    return true;
+}
+
 void CoordinatorPass::revoke_slot(const model::SlotSeen& slot, const std::string& why) {
     json lease = slot.lease.object;
     const model::HoldSeen* judged = model::hold_of_grant(m_view->holds, slot.lease);
@@ -335,16 +351,9 @@ void CoordinatorPass::revoke_slot(const model::SlotSeen& slot, const std::string
     annotations[model::k_slot_revoked_key] = why;
     annotations[model::k_slot_revoked_over_key] =
         judged != nullptr ? model::format_slot_hold(judged->hold) : std::string();
-    auto revoked = m_client.update(kubeapi::leases_resource(), m_view->ns, lease);
-    if (!revoked) {
-        if (revoked.error().code() != util::ErrorCode::conflict &&
-            revoked.error().code() != util::ErrorCode::not_found) {
-            failed("revoking rollout slot Lease " + slot.lease.name, std::move(revoked).error());
-        }
+    if (!update_slot(lease, "revoking rollout slot Lease " + slot.lease.name)) {
         return;
     }
-    ++m_outcome.writes;
-    put_slot(*revoked);
     m_log.info("coordinator: revoked rollout slot Lease " + slot.lease.name + ": " + why +
                "; it is freed " +
                std::to_string(
@@ -384,17 +393,9 @@ bool CoordinatorPass::holder_still_silent(const model::SlotSeen& slot) {
     json& annotations = unrevoked["metadata"]["annotations"];
     annotations.erase(model::k_slot_revoked_key);
     annotations.erase(model::k_slot_revoked_over_key);
-    auto written = m_client.update(kubeapi::leases_resource(), m_view->ns, unrevoked);
-    if (!written) {
-        if (written.error().code() != util::ErrorCode::conflict &&
-            written.error().code() != util::ErrorCode::not_found) {
-            failed("withdrawing the revoke of rollout slot Lease " + lease.name,
-                   std::move(written).error());
-        }
+    if (!update_slot(unrevoked, "withdrawing the revoke of rollout slot Lease " + lease.name)) {
         return false;
     }
-    ++m_outcome.writes;
-    put_slot(*written);
     m_log.info("coordinator: withdrew the revoke of rollout slot Lease " + lease.name + ": node " +
                lease.holder + " wrote its entry for it since (" + text + ")");
     return false;
@@ -428,18 +429,7 @@ bool CoordinatorPass::mark_grant_failed(const model::SlotSeen& grant, const mode
     annotations[model::k_slot_failed_key] = hold.failed;
     annotations.erase(model::k_slot_revoked_key); // a failed slot stands until a resume
     annotations.erase(model::k_slot_revoked_over_key);
-    auto marked = m_client.update(kubeapi::leases_resource(), m_view->ns, lease);
-    if (!marked) {
-        if (marked.error().code() != util::ErrorCode::conflict &&
-            marked.error().code() != util::ErrorCode::not_found) {
-            failed("marking rollout slot Lease " + grant.lease.name + " failed",
-                   std::move(marked).error());
-        }
-        return false; // the next pass, from the watch's newer version
-    }
-    ++m_outcome.writes;
-    put_slot(*marked);
-    return true;
+    return update_slot(lease, "marking rollout slot Lease " + grant.lease.name + " failed");
 }
 
 // The grant is gone (revoked and freed while its holder was cut off): a failed Lease of that

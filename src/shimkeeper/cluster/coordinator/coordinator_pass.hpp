@@ -126,6 +126,8 @@ private:
     // judged it (a quorum read of the Node): then the revoke is withdrawn.
     bool holder_still_silent(const model::SlotSeen& slot);
     void put_slot(const nlohmann::json& lease);
+    // Writes a changed slot Lease (revoke, its withdrawal, a failure): whether it was written.
+    bool update_slot(const nlohmann::json& lease, const std::string& what);
     // `when` ends the log line of each grant: which path made it.
     void grant_slots(const std::string& when);
     nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,
