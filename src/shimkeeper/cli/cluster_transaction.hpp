@@ -1,6 +1,7 @@
 // What cluster mode puts around a transaction in `apply` and `run`, made for a command's Context:
 // the Node report (cluster/agent/cluster_report.hpp) and the rollout gate
-// (cluster/agent/rollout_gate.hpp). Both are nullptr without [kube] or before the cluster was
+// (cluster/agent/rollout_gate.hpp), handed to cluster/agent/transaction_hooks.hpp, which alone
+// orders them around the transaction. Both are nullptr without [kube] or before the cluster was
 // read; both keep references into `ctx`, which must outlive them.
 #pragma once
 

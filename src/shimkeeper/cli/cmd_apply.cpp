@@ -5,8 +5,8 @@
 #include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
+#include "shimkeeper/cluster/agent/transaction_hooks.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
-#include "shimkeeper/reconcile/removal_guard.hpp"
 #include "shimkeeper/reconcile/transaction.hpp"
 
 namespace shimkeeper::cli {
@@ -48,33 +48,19 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
         }
         return std::unexpected(desired.error());
     }
-    if (report) {
-        report->attach(node);
-    }
-    // Before the gate: a removal that waits for pods takes no rollout slot.
-    const reconcile::GuardedDesired guarded = TRY(reconcile::guard_removals(node, *desired));
-    desired = guarded.desired;
     // No watch here: the slots are read once; a Shim whose turn has not come stays as it is.
-    auto gate = TRY(rollout_gate_for(ctx, restart, nullptr));
-    std::map<std::string, std::string> waiting;
-    if (gate) {
-        desired = TRY(gate->admit(*desired));
-        gate->attach(node);
-    }
+    cluster::agent::TransactionHooks hooks(
+        std::move(report), [&ctx, restart] { return rollout_gate_for(ctx, restart, nullptr); });
+    desired = TRY(hooks.admit(node, *desired));
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
-    if (gate) {
-        gate->finish(outcome);
-        waiting = gate->waiting(); // a slot lost before the point of no return waits too
-    }
+    const std::map<std::string, std::string> waiting = hooks.finish(outcome);
     report_metrics(ctx, outcome, clock);
-    if (report) {
-        warn_if_failed(ctx, report->after(*desired, outcome, restart, waiting, guarded.blocked));
-    }
+    warn_if_failed(ctx, hooks.tell(*desired, outcome, restart, waiting));
     for (const auto& [name, why] : waiting) {
         ctx.log.warning("not converged: " + why, {.shim = name});
     }
-    for (const auto& [name, blocked] : guarded.blocked) {
+    for (const auto& [name, blocked] : hooks.blocked()) {
         ctx.log.warning("not converged: removal of " + name + " waits, " + blocked.reason,
                         {.shim = name});
     }

@@ -9,6 +9,7 @@
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/status_cluster.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
+#include "shimkeeper/cluster/agent/transaction_hooks.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/daemon/status_text.hpp"
 #include "shimkeeper/reconcile/node_status.hpp"
@@ -91,54 +92,37 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
         return failed(desired.error());
     }
     reconcile::Node node = edges;
-    if (report) {
-        report->attach(node);
-    }
-    // Before the gate: a removal that waits for pods takes no rollout slot.
-    auto guarded = reconcile::guard_removals(node, *desired);
-    if (!guarded) {
-        return failed(guarded.error());
-    }
-    desired = guarded->desired;
-    const reconcile::BlockedRemovals& blocked = guarded->blocked;
     // Slots the watches took since the last reconcile; kept for the next one while there is no
     // reading to judge them by (rollout_gate_for makes no gate then).
     const bool judged = watches != nullptr && ctx.cluster && ctx.cluster->last_reading();
-    auto gate = rollout_gate_for(ctx, restart, watches ? &watches->slots() : nullptr,
-                                 judged ? watches->take_claimed() : cluster::agent::ClaimedSlots{});
-    if (!gate) {
-        return failed(gate.error());
+    cluster::agent::TransactionHooks hooks(std::move(report), [&] {
+        return rollout_gate_for(ctx, restart, watches ? &watches->slots() : nullptr,
+                                judged ? watches->take_claimed() : cluster::agent::ClaimedSlots{});
+    });
+    auto admitted = hooks.admit(node, *desired);
+    if (!admitted) {
+        return failed(admitted.error());
     }
-    if (*gate) {
-        auto admitted = (*gate)->admit(*desired);
-        if (!admitted) {
-            return failed(admitted.error());
-        }
-        desired = std::move(*admitted);
-        (*gate)->attach(node);
-        if (ctx.settings.kube && ctx.settings.kube->stage_ahead) {
-            node.keep_artifacts =
-                reconcile::staged_ahead_digests(node, (*gate)->worth_staging_ahead());
-        }
+    desired = std::move(*admitted);
+    cluster::agent::RolloutGate* gate = hooks.gate();
+    const bool stage_ahead = gate != nullptr && ctx.settings.kube && ctx.settings.kube->stage_ahead;
+    if (stage_ahead) {
+        node.keep_artifacts = reconcile::staged_ahead_digests(node, gate->worth_staging_ahead());
     }
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
-    if (*gate) {
-        (*gate)->finish(outcome); // before the Node report: a failure halts the rollout sooner
-        // Before the Node report too, which asks for the slots: a slot comes only to a node
-        // that has its artifacts and holds it for the change alone.
-        if (ctx.settings.kube && ctx.settings.kube->stage_ahead) {
-            reconcile::stage_ahead(node, (*gate)->worth_staging_ahead());
-        }
-    }
     // After the transaction: a Shim whose slot was lost before the point of no return waits too.
-    const std::map<std::string, std::string> waiting =
-        *gate ? (*gate)->waiting() : std::map<std::string, std::string>{};
+    const std::map<std::string, std::string> waiting = hooks.finish(outcome);
+    // Before the Node report, which asks for the slots: a slot comes only to a node that has its
+    // artifacts and holds it for the change alone.
+    if (stage_ahead) {
+        reconcile::stage_ahead(node, gate->worth_staging_ahead());
+    }
     if (watches != nullptr) {
         watches->wait_for(
-            *gate ? (*gate)->waiting_for()
-                  : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{},
-            *gate ? (*gate)->held_shims() : std::set<std::string>{},
+            gate ? gate->waiting_for()
+                 : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{},
+            gate ? gate->held_shims() : std::set<std::string>{},
             ctx.cluster ? ctx.cluster->pass() : nullptr);
     }
     report_metrics(ctx, outcome, clock);
@@ -148,12 +132,9 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     }
     // The Node is told even after a failure; a Node that could not be told makes the attempt a
     // failure, so the daemon tries again (with backoff) until the cluster knows.
-    util::Expected<void> told;
-    if (report) {
-        told =
-            report->after(*desired, outcome, restart, waiting, blocked,
-                          watches != nullptr ? std::optional(watches->requests()) : std::nullopt);
-    }
+    const util::Expected<void> told =
+        hooks.tell(*desired, outcome, restart, waiting,
+                   watches != nullptr ? std::optional(watches->requests()) : std::nullopt);
     if (!outcome) {
         return failed(outcome.error());
     }
@@ -190,12 +171,12 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
         summary += "; " + why;
         status_json["waiting"][name] = why;
     }
-    for (const auto& [name, removal] : blocked) {
+    for (const auto& [name, removal] : hooks.blocked()) {
         summary += "; removal of " + name + " " + removal.reason;
         status_json["blocked"][name] = removal.reason;
     }
     daemon::ReconcileOutcome done{true, outcome->changed, summary, status_json};
-    if (!blocked.empty()) {
+    if (!hooks.blocked().empty()) {
         // Pods ending change nothing the daemon watches: look again soon (removal_guard.hpp).
         done.recheck_after = reconcile::k_blocked_removal_recheck;
     }

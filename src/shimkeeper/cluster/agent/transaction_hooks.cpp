@@ -1,0 +1,41 @@
+#include "shimkeeper/cluster/agent/transaction_hooks.hpp"
+
+namespace shimkeeper::cluster::agent {
+
+util::Expected<spec::DesiredShims> TransactionHooks::admit(reconcile::Node& node,
+                                                           const spec::DesiredShims& desired) {
+    if (m_report) {
+        m_report->attach(node);
+    }
+    reconcile::GuardedDesired guarded = TRY(reconcile::guard_removals(node, desired));
+    m_blocked = std::move(guarded.blocked);
+    m_gate = TRY(m_make_gate());
+    if (!m_gate) {
+        return std::move(guarded.desired);
+    }
+    spec::DesiredShims admitted = TRY(m_gate->admit(guarded.desired));
+    m_gate->attach(node);
+    return admitted;
+}
+
+std::map<std::string, std::string>
+TransactionHooks::finish(const util::Expected<reconcile::Outcome>& outcome) {
+    if (!m_gate) {
+        return {};
+    }
+    m_gate->finish(outcome);
+    return m_gate->waiting();
+}
+
+util::Expected<void> TransactionHooks::tell(const spec::DesiredShims& desired,
+                                            const util::Expected<reconcile::Outcome>& outcome,
+                                            reconcile::Restart restart,
+                                            const std::map<std::string, std::string>& waiting,
+                                            std::optional<model::SlotRequests> requests) {
+    if (!m_report) {
+        return {};
+    }
+    return m_report->after(desired, outcome, restart, waiting, m_blocked, std::move(requests));
+}
+
+} // namespace shimkeeper::cluster::agent
