@@ -10,7 +10,8 @@
 #   - nothing is installed.
 # Then deploy/ applied again, but a test policy refuses node-a's take of its grant on its own Node
 # (the held_demo annotation): within a minute the Shim names node-a, the take and the policy's
-# message (from the node's NodeWriteRefused Event), and nothing is installed. With the policy gone
+# message (from the node's NodeWriteRefused Event), status.json's waiting says it, and nothing is
+# installed. With the policy gone
 # the kubelet's credential rolls: installed, a NodeWriteAccepted Event, Progressing Complete.
 # seconds-about: 120
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
@@ -124,6 +125,8 @@ write_events() { # REASON: the node agents' Events of that reason about Shim dem
 [[ "$(write_events NodeWriteRefused)" == "shimkeeper-node-a HoldSlot node node-a: the API server refuses taking rollout slot demo-slot-"* ]] ||
     fail "no NodeWriteRefused Event from node-a: $(write_events NodeWriteRefused)"
 node_cri_lacks_handler demo || fail "demo was installed although node-a could not take its slot"
+take_refused_waiting() { [[ "$(said_waiting)" == *"taking rollout slot demo-slot-"*"the test's policy keeps node-a from taking a rollout slot"* ]]; }
+kube_wait_for 30 take_refused_waiting || fail "status.json's waiting for demo: $(said_waiting)"
 echo "ok: the refused take shows on the Shim, and in an Event from node-a"
 
 echo "--- the policy gone: the kubelet's credential rolls, with nothing minted"
