@@ -366,6 +366,7 @@ util::Expected<void> Coordinator::begin_term() {
     m_log.info("coordinator: " + m_settings.identity + " leads (Lease " + m_settings.ns + "/" +
                m_settings.lease_name + ")");
     m_view = {};
+    m_term = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
     // The slots listed anew, as the Shims and Nodes are: a candidate's Lease watch may run seconds
     // behind a loaded API server, and a new leader granting from it could grant slots of a
@@ -439,6 +440,7 @@ void Coordinator::end_term(const std::string& why) {
     m_class_watch.reset();
     m_write_event_watch.reset();
     m_view = {};
+    m_term = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
     m_pass_armed = false;
     m_pass_owed = false;
@@ -487,7 +489,7 @@ void Coordinator::pass() {
     begin_requests();
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
     load_slots_into_view();
-    PassOutcome outcome = runner.run(m_view);
+    PassOutcome outcome = runner.run(m_view, m_term);
     m_stats.writes += outcome.writes;
     if (outcome.grants_left) {
         arm_grant_pass(GrantCause::batch_cut);
@@ -513,9 +515,8 @@ void Coordinator::pass() {
         if (auto forgotten = m_view.write_refusals.next_expiry(Clock::now())) {
             expiry = expiry ? std::min(*expiry, *forgotten) : *forgotten;
         }
-        for (const auto& made : m_view.pending_grants) { // a grant the watch never showed
-            const auto until = made.at + model::slot_timing::free_after;
-            expiry = expiry ? std::min(*expiry, until) : until;
+        if (auto unseen = m_term.grants.next_pending_expiry()) { // a grant the watch never showed
+            expiry = expiry ? std::min(*expiry, *unseen) : *unseen;
         }
         if (expiry) {
             const auto left =
@@ -535,11 +536,7 @@ void Coordinator::pass() {
 
 void Coordinator::load_slots_into_view() {
     m_view.slots = model::judged_slots(m_slots.slots(), m_view.holds);
-    for (const model::SlotSeen& slot : m_view.slots) {
-        if (slot.lease.failed.empty() && !slot.lease.holder.empty()) {
-            m_view.grants_seen.emplace(slot.lease.grant, slot.lease.holder);
-        }
-    }
+    m_term.grants.note_slots_seen(m_view.slots);
     m_view.slot_events = m_slots.events();
     m_view.slots_synced = m_slots.synced();
     m_view.ns = m_settings.ns;
@@ -590,7 +587,7 @@ void Coordinator::grant_pass() {
     }
     // A failed grant needs no retry of its own: the event also armed a full pass (on_change),
     // which grants too and owns the backoff.
-    const PassOutcome outcome = runner.run_grants(m_view, when + ")");
+    const PassOutcome outcome = runner.run_grants(m_view, m_term, when + ")");
     m_stats.writes += outcome.writes;
     if (outcome.grants_left) {
         arm_grant_pass(GrantCause::batch_cut);

@@ -145,6 +145,7 @@ private:
     model::SlotBoard m_slots;                      // fed by m_lease_watch
     model::SlotBoard::Listener m_slot_listener;
     ClusterView m_view;
+    TermMemory m_term;
     bool m_shims_synced = false;
     bool m_slots_listed_this_term = false; // the Lease watch listed since the term (or start) began
     bool m_nodes_synced = false;

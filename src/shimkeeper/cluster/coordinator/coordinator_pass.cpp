@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
 
+#include "shimkeeper/cluster/model/grant_targets.hpp"
 #include "shimkeeper/cluster/model/node_scope.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/rollout_status.hpp"
@@ -43,14 +44,16 @@ std::string condition_reason(const json& shim, const std::string& type) {
 
 } // namespace
 
-void CoordinatorPass::begin(ClusterView& view) {
+void CoordinatorPass::begin(ClusterView& view, TermMemory& term) {
     m_outcome = {};
     m_view = &view;
+    m_term = &term;
     m_freed.clear();
+    m_unrecorded.clear();
 }
 
-PassOutcome CoordinatorPass::run(ClusterView& view) {
-    begin(view);
+PassOutcome CoordinatorPass::run(ClusterView& view, TermMemory& term) {
+    begin(view, term);
     if (m_leading()) {
         record_failures(); // before the status: a halt shows in the same pass
     }
@@ -81,8 +84,9 @@ PassOutcome CoordinatorPass::run(ClusterView& view) {
     return m_outcome;
 }
 
-PassOutcome CoordinatorPass::run_grants(ClusterView& view, const std::string& when) {
-    begin(view);
+PassOutcome CoordinatorPass::run_grants(ClusterView& view, TermMemory& term,
+                                        const std::string& when) {
+    begin(view, term);
     if (m_leading()) {
         record_failures(); // a failure that came with the events halts before a grant
         if (!api_silent()) {
@@ -405,21 +409,24 @@ void CoordinatorPass::record_failures() {
     if (!m_view->slots_synced) {
         return;
     }
+    // The failures point into this copy: recording one may add a slot to the view's.
+    const std::vector<model::SlotSeen> slots = m_view->slots;
+    model::GrantBook& book = m_term->grants;
     for (const model::FailureToRecord& failure : model::failures_to_record(
-             m_view->slots, m_view->holds, m_view->nodes, m_view->shims, m_view->failures_recorded,
-             m_view->grants_seen, std::chrono::steady_clock::now())) {
-        if (!m_leading() || api_silent()) {
-            return;
+             slots, m_view->holds, m_view->nodes, m_view->shims, book.failures_recorded(),
+             book.grants_seen(), std::chrono::steady_clock::now())) {
+        const bool recorded =
+            m_leading() && !api_silent() &&
+            (failure.grant != nullptr ? mark_grant_failed(*failure.grant, failure.hold)
+                                      : create_failed_marker(failure.node, failure.hold));
+        if (!recorded) {
+            m_unrecorded.push_back(failure.hold);
+            continue;
         }
-        const bool recorded = failure.grant != nullptr
-                                  ? mark_grant_failed(*failure.grant, failure.hold)
-                                  : create_failed_marker(failure.node, failure.hold);
-        if (recorded) {
-            m_view->failures_recorded.insert(model::failure_key(failure.node, failure.hold));
-            m_log.info("coordinator: node " + failure.node + " failed Shim/" + failure.hold.shim +
-                       " generation " + std::to_string(failure.hold.generation) + " (" +
-                       failure.hold.failed + "): recorded on its rollout slot; the rollout halts");
-        }
+        book.record_failure(model::failure_key(failure.node, failure.hold));
+        m_log.info("coordinator: node " + failure.node + " failed Shim/" + failure.hold.shim +
+                   " generation " + std::to_string(failure.hold.generation) + " (" +
+                   failure.hold.failed + "): recorded on its rollout slot; the rollout halts");
     }
 }
 
@@ -485,72 +492,18 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             slots.push_back(slot);
         }
     }
-    // A grant counts as pending until the watch has delivered any event of its name since (our
-    // create at least: it may be gone again already, taken and released between two passes),
-    // or, should the watch lag, for a lease at most (a pass is armed for then: coordinator.cpp).
-    auto& pending = m_view->pending_grants;
-    const auto events_of = [&](const std::string& name) -> std::uint64_t {
-        const auto found = m_view->slot_events.find(name);
-        return found == m_view->slot_events.end() ? 0 : found->second;
-    };
-    std::erase_if(pending, [&](const ClusterView::PendingGrant& made) {
-        const std::string name = model::slot_lease_name(made.grant.target.shim, made.grant.index);
-        return now - made.at > model::slot_timing::free_after || events_of(name) > made.events;
-    });
     // Only for Shims that select the node, or that it still carries (node_scope.hpp).
     const std::map<std::string, model::SlotRequests> requests =
         model::counted_slot_requests(m_view->nodes, m_view->shims);
-    // Served requests (slot_grant.hpp): a granted slot that went, released (the node's report
-    // dropping or renewing the request may come a moment later) or freed (its daemon stopped
-    // renewing it, or never took it), is not granted to that same request again.
-    std::set<std::string> not_seen_yet;
-    for (const auto& made : pending) {
-        not_seen_yet.insert(model::slot_lease_name(made.grant.target.shim, made.grant.index));
-    }
-    for (const std::string& name : model::gone_grants(m_view->granted, slots, not_seen_yet)) {
-        m_view->declined.push_back(m_view->granted.at(name));
-        m_view->granted.erase(name);
-    }
-    std::erase_if(m_view->declined, [&](const model::Declined& declined) {
-        const auto node = requests.find(declined.node);
-        if (node == requests.end()) {
-            return true;
-        }
-        const auto request = node->second.find(declined.shim);
-        return request == node->second.end() || request->second != declined.request;
-    });
-    const std::vector<model::FailureToRecord> unrecorded =
-        model::failures_to_record(m_view->slots, m_view->holds, m_view->nodes, m_view->shims,
-                                  m_view->failures_recorded, m_view->grants_seen, now);
-    std::vector<model::GrantTarget> targets;
-    for (const auto& [name, shim] : m_view->shims) {
-        auto policy = model::rollout_policy_of(shim);
-        if (!policy || !policy->rolling) {
-            continue;
-        }
-        const auto count = model::slots_for_node(*policy, shim);
-        if (!count) {
-            continue;
-        }
-        model::RolloutTarget target{name, shim.value(json::json_pointer("/metadata/uid"), ""),
-                                    shim.value(json::json_pointer("/metadata/generation"), 0L),
-                                    *count + (reconcile::fault_switch("grant-over-max") ? 1 : 0)};
-        // A failure not recorded yet (its write failed) halts as well as a failed slot.
-        const bool failing = std::ranges::any_of(unrecorded, [&](const auto& failure) {
-            return failure.hold.shim == name && failure.hold.generation == target.generation;
-        });
-        const bool halted =
-            (failing || model::halting_slot(slots, target, shim, m_view->nodes) != nullptr) &&
-            !reconcile::fault_switch("halt-ignored"); // tests only (fault.hpp)
-        targets.push_back({std::move(target), halted});
-    }
-    std::vector<model::SlotGrant> made;
-    for (const auto& entry : pending) {
-        made.push_back(entry.grant);
-    }
+    model::GrantBook& book = m_term->grants;
+    book.settle(slots, m_view->slot_events, requests, now);
+    const std::vector<model::GrantTarget> targets = model::grant_targets(
+        m_view->shims, slots, m_view->nodes, m_unrecorded,
+        {.grant_over_max = reconcile::fault_switch("grant-over-max"), // tests only (fault.hpp)
+         .halt_ignored = reconcile::fault_switch("halt-ignored")});
     const auto batch_start = std::chrono::steady_clock::now();
     for (const model::SlotGrant& grant :
-         model::plan_slot_grants(targets, slots, requests, made, m_view->declined)) {
+         model::plan_slot_grants(targets, slots, requests, book.pending_grants(), book.served())) {
         if (!m_leading()) {
             m_outcome.interrupted = true;
             return;
@@ -574,9 +527,8 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             continue;
         }
         ++m_outcome.writes;
-        pending.push_back({grant, now, events_of(name)});
-        m_view->granted[name] = {grant.node, grant.target.shim,
-                                 requests.at(grant.node).at(grant.target.shim)};
+        book.record_grant(grant, requests.at(grant.node).at(grant.target.shim), m_view->slot_events,
+                          now);
         m_log.info("coordinator: granted rollout slot " + name + " of Shim/" + grant.target.shim +
                    " generation " + std::to_string(grant.target.generation) + " to node " +
                    grant.node + when);
@@ -589,8 +541,8 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
     }
     const std::string name = kubeapi::name_of(shim);
     const auto now = std::chrono::steady_clock::now();
-    if (auto last = m_view->status_written.find(name);
-        last != m_view->status_written.end() &&
+    if (auto last = m_term->status_written.find(name);
+        last != m_term->status_written.end() &&
         !model::status_differs_beyond_progress(shim, status)) {
         if (!model::progress_reached_another_step(shim, status)) {
             return; // written with the next step, or with anything more than progress
@@ -629,7 +581,7 @@ void CoordinatorPass::write_status(const json& shim, const json& status) {
         return;
     }
     ++m_outcome.writes;
-    m_view->status_written[name] = now;
+    m_term->status_written[name] = now;
     if (!reconcile::fault_switch("shim-view-misses-status")) { // tests only (fault.hpp)
         m_view->shims[name] = std::move(*written);
     }

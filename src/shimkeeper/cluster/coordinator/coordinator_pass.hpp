@@ -24,6 +24,7 @@
 #pragma once
 
 #include "shimkeeper/cluster/model/conditions.hpp"
+#include "shimkeeper/cluster/model/grant_book.hpp"
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
 #include "shimkeeper/cluster/model/shim_rollup.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
@@ -57,24 +58,16 @@ struct ClusterView {
     // The rollout slot Leases (the candidacy's Lease watch), judged with their holders' entries
     // (slot_view.hpp).
     std::vector<model::SlotSeen> slots;
-    model::HoldClock holds; // each node's slot entries, as the Node watch showed them
-    std::set<std::string> failures_recorded;        // this term's (model::failure_key)
-    std::map<std::string, std::string> grants_seen; // this term's slot Leases: grant uid -> holder
+    model::HoldClock holds;             // each node's slot entries, as the Node watch showed them
+    model::SlotEventCounts slot_events; // SlotBoard::events() at the pass
     bool slots_synced = false;
     std::string ns; // the agent namespace, where the slot Leases live
-    // Kept across passes of one term (slot_grant.hpp): grants made whose Lease the watch has not
-    // shown yet (a pass must not grant their name or their node again), every grant until its
-    // slot goes, and the requests served (their slot went: released, or reclaimed from a node
-    // that stopped renewing it or never took it).
-    std::map<std::string, std::uint64_t> slot_events; // SlotBoard::events() at the pass
-    struct PendingGrant {
-        model::SlotGrant grant;
-        std::chrono::steady_clock::time_point at;
-        std::uint64_t events = 0; // slot_events of its name when it was made
-    };
-    std::vector<PendingGrant> pending_grants;
-    std::vector<model::Declined> declined;
-    model::Grants granted; // until their slot went
+};
+
+// What one term remembers between its passes, apart from what the watches hold: a new term
+// starts with none of it (coordinator.cpp).
+struct TermMemory {
+    model::GrantBook grants;
     // When each Shim's status was last written (model::k_progress_interval).
     std::map<std::string, std::chrono::steady_clock::time_point> status_written;
 };
@@ -101,15 +94,15 @@ public:
                     std::function<bool()> leading)
         : m_client(client), m_events(events), m_log(log), m_leading(std::move(leading)) {}
 
-    PassOutcome run(ClusterView& view);
+    PassOutcome run(ClusterView& view, TermMemory& term);
     // Only the slot steps of run(): failures recorded, slots freed, and the free slots granted to
     // the nodes that ask. The coordinator runs it as soon as a slot goes (a node says done) or a
     // node asks, so neither a handoff nor a rollout's start waits for a whole pass. `when` ends
     // each grant's log line: " (at once: ...)".
-    PassOutcome run_grants(ClusterView& view, const std::string& when);
+    PassOutcome run_grants(ClusterView& view, TermMemory& term, const std::string& when);
 
 private:
-    void begin(ClusterView& view); // what run() and run_grants() start from
+    void begin(ClusterView& view, TermMemory& term); // what run() and run_grants() start from
     void reconcile_shim(const nlohmann::json& shim);
     void finalize(const nlohmann::json& shim);
     std::optional<model::Condition> ensure_runtime_class(const nlohmann::json& shim);
@@ -145,6 +138,9 @@ private:
     const util::Log& m_log;
     std::function<bool()> m_leading;
     ClusterView* m_view = nullptr; // during run()
+    TermMemory* m_term = nullptr;
+    // Failures record_failures() could not record: they halt this pass's grants all the same.
+    std::vector<model::SlotHold> m_unrecorded;
     std::set<std::string> m_freed; // slot Leases this pass deleted
     PassOutcome m_outcome;
 };
