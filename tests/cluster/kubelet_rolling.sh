@@ -10,9 +10,9 @@
 #   - nothing is installed.
 # Then deploy/ applied again, but a test policy refuses node-a's take of its grant on its own Node
 # (the held_demo annotation): within a minute the Shim names node-a, the take and the policy's
-# message (from the node's NodeWriteRefused Event), status.json's waiting says it, and nothing is
-# installed. With the policy gone
-# the kubelet's credential rolls: installed, a NodeWriteAccepted Event, Progressing Complete.
+# message (from the node's NodeWriteRefused Event), status.json's waiting and `shimkeeper status`
+# say it, and nothing is installed. With the policy gone the kubelet's credential rolls:
+# installed, `status` no longer says it waits, a NodeWriteAccepted Event, Progressing Complete.
 # seconds-about: 120
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -127,7 +127,10 @@ write_events() { # REASON: the node agents' Events of that reason about Shim dem
 node_cri_lacks_handler demo || fail "demo was installed although node-a could not take its slot"
 take_refused_waiting() { [[ "$(said_waiting)" == *"taking rollout slot demo-slot-"*"the test's policy keeps node-a from taking a rollout slot"* ]]; }
 kube_wait_for 30 take_refused_waiting || fail "status.json's waiting for demo: $(said_waiting)"
-echo "ok: the refused take shows on the Shim, and in an Event from node-a"
+status_text() { ski status --status-file "$status_json" 2>&1 || true; }
+[[ "$(status_text)" == *"waiting: demo: "*"taking rollout slot demo-slot-"*"the test's policy keeps node-a from taking a rollout slot"* ]] ||
+    fail "shimkeeper status does not print the refused take: $(status_text | tail -n 8)"
+echo "ok: the refused take shows on the Shim, in an Event from node-a and in shimkeeper status"
 
 echo "--- the policy gone: the kubelet's credential rolls, with nothing minted"
 kube_admin delete validatingadmissionpolicybinding test-no-slot-for-node-a >/dev/null
@@ -138,6 +141,8 @@ installed() { [[ "$(kube_admin get node node-a -o jsonpath='{.metadata.labels.sh
 kube_wait_for 120 installed ||
     fail "node-a did not install demo with its kubelet credential: $(progressing); $(tail -n 20 "$agent_log")"
 node_cri_has_handler demo || fail "node-a is labelled but its CRI lacks handler demo"
+no_longer_waiting() { [[ "$(status_text)" != *"waiting: demo"* ]]; }
+kube_wait_for 30 no_longer_waiting || fail "shimkeeper status still says demo waits: $(status_text | tail -n 8)"
 held=$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/held_demo}')
 [[ $held == *'"lease":"demo-slot-0"'* && $held == *'"done":true'* ]] ||
     fail "node-a's Node does not say it took and released demo-slot-0: $held"

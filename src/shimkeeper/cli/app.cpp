@@ -57,8 +57,16 @@ int run_app(int argc, char** argv) {
     on_run(app.add_subcommand("fetch", "download, verify and unpack every desired shim into the "
                                        "store; touches neither containerd nor its config"),
            [&options] { return run_fetch_command(options); });
-    on_run(app.add_subcommand("status", "installed shims, generations and the store"),
-           [&options] { return run_status_command(options); });
+    auto* status = app.add_subcommand(
+        "status", "installed shims, generations, the store, the cluster and the daemon");
+    std::string daemon_status_file = "/run/shimkeeper/status.json";
+    status
+        ->add_option("--status-file", daemon_status_file,
+                     "where the daemon keeps its state (run's --status-file, under --root)")
+        ->capture_default_str();
+    on_run(status, [&options, &daemon_status_file] {
+        return run_status_command(options, daemon_status_file);
+    });
 
     bool no_restart = false; // --no-restart of apply, rollback, run and reset (one is chosen)
     const auto restart = [&no_restart] {

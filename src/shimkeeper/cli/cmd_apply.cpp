@@ -54,9 +54,9 @@ util::Expected<int> apply_desired_state(Context& ctx, reconcile::Restart restart
     desired = TRY(hooks.admit(node, *desired));
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
-    const std::map<std::string, std::string> waiting = hooks.finish(outcome);
+    const std::map<std::string, std::string>& waiting = hooks.finish(outcome);
     report_metrics(ctx, outcome, clock);
-    warn_if_failed(ctx, hooks.tell(*desired, outcome, restart, waiting));
+    warn_if_failed(ctx, hooks.tell(*desired, outcome, restart));
     for (const auto& [name, why] : waiting) {
         ctx.log.warning("not converged: " + why, {.shim = name});
     }

@@ -112,7 +112,7 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     const TransactionClock clock;
     auto outcome = reconcile::execute(node, desired->shims, "apply", restart);
     // After the transaction: a Shim whose slot was lost before the point of no return waits too.
-    const std::map<std::string, std::string> waiting = hooks.finish(outcome);
+    const std::map<std::string, std::string>& waiting = hooks.finish(outcome);
     // Before the Node report, which asks for the slots: a slot comes only to a node that has its
     // artifacts and holds it for the change alone.
     if (stage_ahead) {
@@ -133,7 +133,7 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     // The Node is told even after a failure; a Node that could not be told makes the attempt a
     // failure, so the daemon tries again (with backoff) until the cluster knows.
     const util::Expected<void> told =
-        hooks.tell(*desired, outcome, restart, waiting,
+        hooks.tell(*desired, outcome, restart,
                    watches != nullptr ? std::optional(watches->requests()) : std::nullopt);
     if (!outcome) {
         return failed(outcome.error());

@@ -1,8 +1,10 @@
-// `shimkeeper status`: what the store holds, the generations, which one is current.
+// `shimkeeper status`: what the store holds, the generations, which one is current, the cluster
+// as this node sees it, and what the daemon last said (status_daemon.hpp).
 #include "shimkeeper/cli/commands.hpp"
 #include "shimkeeper/cli/format.hpp"
 #include "shimkeeper/cli/oci_source.hpp"
 #include "shimkeeper/cli/status_cluster.hpp"
+#include "shimkeeper/cli/status_daemon.hpp"
 #include "shimkeeper/cli/status_node.hpp"
 
 #include <filesystem>
@@ -55,7 +57,7 @@ std::vector<std::string> users_of(const store::StoreState& state, const std::str
     return users;
 }
 
-util::Expected<int> show_status(Context& ctx) {
+util::Expected<int> show_status(Context& ctx, const std::filesystem::path& daemon_status_file) {
     auto state = TRY(ctx.store.load_state());
     const store::Generation* current = state.current_generation();
 
@@ -104,7 +106,8 @@ util::Expected<int> show_status(Context& ctx) {
                             current ? nlohmann::json(current->number) : nlohmann::json(nullptr)},
                            {"desired", desired},
                            {"desired_error", desired_error},
-                           {"cluster", cluster_status_json(ctx, loaded)}};
+                           {"cluster", cluster_status_json(ctx, loaded)},
+                           {"daemon", daemon_status_json(daemon_status_file)}};
         out.update(node_status(ctx, desired_shims, loaded ? DesiredKnown::yes : DesiredKnown::no));
         std::cout << out.dump(2) << "\n";
         return 0;
@@ -156,13 +159,15 @@ util::Expected<int> show_status(Context& ctx) {
     print_cluster_status(cluster_status_json(ctx, loaded));
     print_node_status(
         node_status(ctx, desired_shims, loaded ? DesiredKnown::yes : DesiredKnown::no));
+    print_daemon_status(daemon_status_json(daemon_status_file));
     return 0;
 }
 
 } // namespace
 
-int run_status_command(const GlobalOptions& options) {
-    return run_with_context(options, show_status);
+int run_status_command(const GlobalOptions& options, const std::string& daemon_status_file) {
+    const std::filesystem::path file = host_root_of(options).on_host(daemon_status_file);
+    return run_with_context(options, [&file](Context& ctx) { return show_status(ctx, file); });
 }
 
 } // namespace shimkeeper::cli

@@ -13,7 +13,8 @@ namespace shimkeeper::cli {
 int run_version_command(const GlobalOptions& options);
 int run_plan_command(const GlobalOptions& options);
 int run_fetch_command(const GlobalOptions& options);
-int run_status_command(const GlobalOptions& options);
+// daemon_status_file: the daemon's status file (run's --status-file, under --root).
+int run_status_command(const GlobalOptions& options, const std::string& daemon_status_file);
 int run_apply_command(const GlobalOptions& options, reconcile::Restart restart);
 int run_rollback_command(const GlobalOptions& options, reconcile::Restart restart);
 // status_file: where the daemon keeps its state as JSON (under --root).

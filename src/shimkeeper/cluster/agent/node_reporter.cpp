@@ -1,6 +1,7 @@
 #include "shimkeeper/cluster/agent/node_reporter.hpp"
 
 #include "shimkeeper/cluster/agent/write_refusal_notices.hpp"
+#include "shimkeeper/cluster/model/write_refusals.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/event_recorder.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
@@ -55,7 +56,7 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
     }
     const std::string node = m_source.node_name();
     kubeapi::EventRecorder events(*client,
-                                  {"shimkeeper.containerd.x-k8s.io/agent", "shimkeeper-" + node});
+                                  {model::k_agent_controller, model::agent_instance(node)});
     for (const auto& [name, state] : fresh) {
         const bool removing = state->state == model::ShimState::removing;
         const std::string reason = removing ? "RemovalBlocked"

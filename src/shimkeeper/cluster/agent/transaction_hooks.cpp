@@ -18,24 +18,23 @@ util::Expected<spec::DesiredShims> TransactionHooks::admit(reconcile::Node& node
     return admitted;
 }
 
-std::map<std::string, std::string>
+const std::map<std::string, std::string>&
 TransactionHooks::finish(const util::Expected<reconcile::Outcome>& outcome) {
-    if (!m_gate) {
-        return {};
+    if (m_gate) {
+        m_gate->finish(outcome);
+        m_waiting = m_gate->waiting();
     }
-    m_gate->finish(outcome);
-    return m_gate->waiting();
+    return m_waiting;
 }
 
 util::Expected<void> TransactionHooks::tell(const spec::DesiredShims& desired,
                                             const util::Expected<reconcile::Outcome>& outcome,
                                             reconcile::Restart restart,
-                                            const std::map<std::string, std::string>& waiting,
                                             std::optional<model::SlotRequests> requests) {
     if (!m_report) {
         return {};
     }
-    return m_report->after(desired, outcome, restart, waiting, m_blocked, std::move(requests));
+    return m_report->after(desired, outcome, restart, m_waiting, m_blocked, std::move(requests));
 }
 
 } // namespace shimkeeper::cluster::agent

@@ -38,12 +38,12 @@ public:
                                              const spec::DesiredShims& desired);
     // Step 4; then the Shims that wait for a slot and why (one lost before the point of no
     // return waits too).
-    std::map<std::string, std::string> finish(const util::Expected<reconcile::Outcome>& outcome);
-    // Step 5. Nothing to say without a report.
+    const std::map<std::string, std::string>&
+    finish(const util::Expected<reconcile::Outcome>& outcome);
+    // Step 5, saying what finish() found waiting. Nothing to say without a report.
     util::Expected<void> tell(const spec::DesiredShims& desired,
                               const util::Expected<reconcile::Outcome>& outcome,
                               reconcile::Restart restart,
-                              const std::map<std::string, std::string>& waiting,
                               std::optional<model::SlotRequests> requests = std::nullopt);
 
     // Removals that wait for pods (after admit()).
@@ -56,6 +56,7 @@ private:
     GateMaker m_make_gate;
     std::unique_ptr<RolloutGate> m_gate;
     reconcile::BlockedRemovals m_blocked;
+    std::map<std::string, std::string> m_waiting; // finish()'s
 };
 
 } // namespace shimkeeper::cluster::agent
