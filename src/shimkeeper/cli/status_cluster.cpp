@@ -141,10 +141,11 @@ json cluster_connection_json(const cluster::agent::ClusterReading& reading) {
     return out;
 }
 
-json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
+json cluster_status_json(Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
     if (!ctx.cluster) {
         return nullptr;
     }
+    ctx.cluster->identify_once();
     const cluster::agent::ClusterSource& source = *ctx.cluster;
     json out{{"node", source.node_name()},
              {"node_from", source.node_name_origin()},

@@ -9,12 +9,12 @@
 
 namespace shimkeeper::cluster::agent {
 
-util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterSource& source,
-                                                                  const util::Log& log,
-                                                                  std::function<void()> heartbeat) {
+util::Expected<std::unique_ptr<AgentWatches>>
+AgentWatches::start(ClusterSource& source, const util::Log& log, std::function<void()> heartbeat) {
     auto loop = TRY(kubeapi::CurlEventLoop::create());
     std::unique_ptr<AgentWatches> out(new AgentWatches(std::move(loop), log));
     out->m_heartbeat = std::move(heartbeat);
+    source.identify_once();
     out->m_watch = TRY(ClusterWatch::create(*out->m_loop, source, log));
     TRY(out->m_watch->start());
 
