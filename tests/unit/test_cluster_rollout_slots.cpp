@@ -137,41 +137,71 @@ TEST(ClusterSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesT
     older.generation = 3;
     RolloutTarget recreated = k_target;
     recreated.uid = "u-0";
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), &k_shim_object, now), std::nullopt);
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "broke", long_ago), &k_shim_object, now),
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), &k_shim_object, now, SlotReclaimWait::promised),
+              std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "broke", long_ago), &k_shim_object, now,
+                                  SlotReclaimWait::promised),
               std::nullopt); // the halt stands
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", older, "broke"), &k_shim_object, now),
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", older, "broke"), &k_shim_object, now,
+                                  SlotReclaimWait::promised),
               (SlotFree{"failed at generation 3, the Shim is at 4", Action::delete_now}));
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "", k_target), &k_shim_object, now),
-              (SlotFree{"released", Action::delete_now}));
+    EXPECT_EQ(
+        slot_reclaim_reason(slot(0, "", k_target), &k_shim_object, now, SlotReclaimWait::promised),
+        (SlotFree{"released", Action::delete_now}));
     // Gone, or recreated (another uid): a live holder is never deleted at once (the view may be
     // behind, or the holder still working): revoked first, like any silent holder.
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), nullptr, now), std::nullopt);
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "", long_ago), nullptr, now)->action,
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), nullptr, now, SlotReclaimWait::promised),
+              std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "", long_ago), nullptr, now,
+                                  SlotReclaimWait::promised)
+                  ->action,
               Action::revoke);
-    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", recreated, "x"), &k_shim_object, now),
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", recreated, "x"), &k_shim_object, now,
+                                  SlotReclaimWait::promised),
               (SlotFree{"Shim spin is gone", Action::delete_now}));
     // The next look is when the first live slot runs out, failed ones never do.
     std::vector<SlotSeen> slots{slot(0, "a", k_target, "broke", long_ago),
                                 slot(1, "b", k_target, "", now)};
-    EXPECT_EQ(next_slot_expiry(slots), now + seconds(15));
+    EXPECT_EQ(next_slot_expiry(slots, SlotReclaimWait::promised), now + seconds(15));
 }
 
 TEST(ClusterSlotReclaim, ASilentHolderIsRevokedFirstAndFreedOnlyARevokeLater) {
     const auto now = Clock::now();
-    EXPECT_EQ(
-        slot_reclaim_reason(slot(0, "a", k_target, "", now - seconds(16)), &k_shim_object, now),
-        (SlotFree{"holder a did not renew it within 15 s", Action::revoke}));
+    EXPECT_EQ(slot_reclaim_reason(slot(0, "a", k_target, "", now - seconds(16)), &k_shim_object,
+                                  now, SlotReclaimWait::promised),
+              (SlotFree{"holder a did not renew it within 15 s", Action::revoke}));
     // Revoked: kept for longer than any trust a node's read from before the revoke gave...
     const SlotSeen just = revoked(slot(0, "a", k_target, "", now - slot_timing::fresh_for));
-    EXPECT_EQ(slot_reclaim_reason(just, &k_shim_object, now), std::nullopt);
-    EXPECT_EQ(next_slot_expiry({just}), just.seen + slot_timing::revoked_for);
+    EXPECT_EQ(slot_reclaim_reason(just, &k_shim_object, now, SlotReclaimWait::promised),
+              std::nullopt);
+    EXPECT_EQ(next_slot_expiry({just}, SlotReclaimWait::promised),
+              just.seen + slot_timing::revoked_for);
     // ...then deleted, unless its holder wrote meanwhile (the coordinator reads its Node).
     const SlotSeen due = revoked(slot(0, "a", k_target, "", now - seconds(12)));
-    const auto free = slot_reclaim_reason(due, &k_shim_object, now);
+    const auto free = slot_reclaim_reason(due, &k_shim_object, now, SlotReclaimWait::promised);
     ASSERT_TRUE(free);
     EXPECT_EQ(free->action, Action::delete_unless_renewed);
     EXPECT_EQ(due.lease.revoked, "silent");
+}
+
+// The coordinator broken on purpose (the fault switch slot-reclaim-early) reclaims every slot
+// after half a lease: a test of the tests proves the cluster checks catch that.
+TEST(ClusterSlotReclaim, TheWaitBrokenOnPurposeIsHalfALeaseForEverySlot) {
+    const auto now = Clock::now();
+    SlotSeen committing = slot(0, "a", k_target, "", now - seconds(8));
+    committing.lease.committing = seconds(300);
+    for (const SlotSeen& silent :
+         {slot(0, "a", k_target, "", now - seconds(8)), revoked(slot(0, "a")), committing}) {
+        EXPECT_EQ(slot_reclaim_after(silent.lease, SlotReclaimWait::half_lease),
+                  slot_timing::free_after / 2);
+    }
+    const SlotSeen silent = slot(0, "a", k_target, "", now - seconds(8));
+    EXPECT_EQ(slot_reclaim_reason(silent, &k_shim_object, now, SlotReclaimWait::promised),
+              std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(silent, &k_shim_object, now, SlotReclaimWait::half_lease),
+              (SlotFree{"holder a did not renew it within 7 s", Action::revoke}));
+    EXPECT_EQ(next_slot_expiry({silent}, SlotReclaimWait::half_lease),
+              silent.seen + slot_timing::free_after / 2);
 }
 
 SlotSeen committing_slot(long seconds_marked, Clock::time_point seen) {
@@ -183,19 +213,23 @@ SlotSeen committing_slot(long seconds_marked, Clock::time_point seen) {
 TEST(ClusterSlotReclaim, ASlotPastItsHoldersPointOfNoReturnIsKeptForWhatTheHolderSaidItMayTake) {
     const auto now = Clock::now();
     // Marked committing for 300 s: unrenewed for a lease and more, it is still kept...
-    EXPECT_EQ(slot_reclaim_reason(committing_slot(300, now - seconds(16)), &k_shim_object, now),
+    EXPECT_EQ(slot_reclaim_reason(committing_slot(300, now - seconds(16)), &k_shim_object, now,
+                                  SlotReclaimWait::promised),
               std::nullopt);
-    EXPECT_EQ(slot_reclaim_reason(committing_slot(300, now - seconds(314)), &k_shim_object, now),
+    EXPECT_EQ(slot_reclaim_reason(committing_slot(300, now - seconds(314)), &k_shim_object, now,
+                                  SlotReclaimWait::promised),
               std::nullopt);
     // ...until a lease and the 300 s have passed on the coordinator's clock.
     EXPECT_EQ(
-        slot_reclaim_reason(committing_slot(300, now - seconds(316)), &k_shim_object, now),
+        slot_reclaim_reason(committing_slot(300, now - seconds(316)), &k_shim_object, now,
+                            SlotReclaimWait::promised),
         (SlotFree{"holder a did not renew it within 315 s (a lease, and the 300 s it said its "
                   "transaction may take past its point of no return)",
                   Action::revoke}));
-    EXPECT_EQ(next_slot_expiry({committing_slot(300, now)}), now + seconds(315));
+    EXPECT_EQ(next_slot_expiry({committing_slot(300, now)}, SlotReclaimWait::promised),
+              now + seconds(315));
     // A huge one is cut to the maximum.
-    EXPECT_EQ(next_slot_expiry({committing_slot(99999999, now)}),
+    EXPECT_EQ(next_slot_expiry({committing_slot(99999999, now)}, SlotReclaimWait::promised),
               now + slot_timing::free_after + k_max_commit_allowance);
 }
 
@@ -204,7 +238,7 @@ TEST(ClusterSlotReclaim, ALeaseDurationOnTheLeaseDoesNotKeepItsSlotLonger) {
     SlotSeen forever = slot(0, "a", k_target, "", now - seconds(16));
     forever.lease.object["spec"]["leaseDurationSeconds"] = 2147483647;
     forever.lease = slot_lease_of(forever.lease.object);
-    EXPECT_EQ(slot_reclaim_reason(forever, &k_shim_object, now),
+    EXPECT_EQ(slot_reclaim_reason(forever, &k_shim_object, now, SlotReclaimWait::promised),
               (SlotFree{"holder a did not renew it within 15 s", Action::revoke}));
 }
 
@@ -254,12 +288,12 @@ TEST(ClusterSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
         {"metadata", {{"name", "shimkeeper-coordinator"}, {"resourceVersion", "1"}}}};
     kubeapi::WatchEvent synced;
     synced.items = {coordinator, slot(0, "a").lease.object};
-    board.apply(synced);
+    board.apply(synced, Clock::now());
     EXPECT_TRUE(board.synced());
     ASSERT_EQ(board.slots().size(), 1U); // the coordinator's Lease is not a slot
-    board.apply(event(kubeapi::WatchEvent::Kind::added, slot(1, "b").lease.object));
+    board.apply(event(kubeapi::WatchEvent::Kind::added, slot(1, "b").lease.object), Clock::now());
     EXPECT_EQ(board.slots().size(), 2U);
-    board.apply(event(kubeapi::WatchEvent::Kind::deleted, slot(0, "a").lease.object));
+    board.apply(event(kubeapi::WatchEvent::Kind::deleted, slot(0, "a").lease.object), Clock::now());
     ASSERT_EQ(board.slots().size(), 1U);
     EXPECT_EQ(board.slots()[0].lease.name, "spin-slot-1");
     EXPECT_EQ(told, (std::vector<std::string>{"spin", "spin", "spin"}));
@@ -267,7 +301,7 @@ TEST(ClusterSlotBoard, KeepsSlotLeasesFromTheWatchAndTellsWhichShimChanged) {
     // A re-list that drops a slot removes it and says so.
     kubeapi::WatchEvent relisted;
     relisted.items = {coordinator};
-    board.apply(relisted);
+    board.apply(relisted, Clock::now());
     EXPECT_TRUE(board.slots().empty());
     EXPECT_EQ(told.size(), 4U);
 }
@@ -276,27 +310,33 @@ TEST(ClusterSlotBoard, SlotsArriveInAnyOrderAndAreKeptInNameOrderOneEach) {
     SlotBoard board;
     for (int index : {2, 0, 1, 0}) {
         board.apply(event(kubeapi::WatchEvent::Kind::added,
-                          slot(index, "n" + std::to_string(index)).lease.object));
+                          slot(index, "n" + std::to_string(index)).lease.object),
+                    Clock::now());
     }
     json newer = slot(1, "m").lease.object;
     newer["metadata"]["resourceVersion"] = "999";
-    board.apply(event(kubeapi::WatchEvent::Kind::modified, newer));
+    board.apply(event(kubeapi::WatchEvent::Kind::modified, newer), Clock::now());
     ASSERT_EQ(board.slots().size(), 3U);
     EXPECT_EQ(board.slots()[0].lease.name, "spin-slot-0");
     EXPECT_EQ(board.slots()[1].lease.holder, "m"); // replaced in place, not added
     EXPECT_EQ(board.slots()[2].lease.name, "spin-slot-2");
-    board.apply(event(kubeapi::WatchEvent::Kind::deleted, slot(1, "m").lease.object));
+    board.apply(event(kubeapi::WatchEvent::Kind::deleted, slot(1, "m").lease.object), Clock::now());
     ASSERT_EQ(board.slots().size(), 2U);
     EXPECT_EQ(board.slots()[1].lease.name, "spin-slot-2");
 }
 
 TEST(ClusterSlotBoard, TheSameVersionSeenAgainKeepsItsClockRunning) {
     SlotBoard board;
+    const auto t0 = Clock::now();
     json lease = slot(0, "a").lease.object;
-    board.apply(event(kubeapi::WatchEvent::Kind::added, lease));
-    const auto first = board.slots()[0].seen;
-    board.apply(event(kubeapi::WatchEvent::Kind::modified, lease));
-    EXPECT_EQ(board.slots()[0].seen, first);
+    board.apply(event(kubeapi::WatchEvent::Kind::added, lease), t0);
+    EXPECT_EQ(board.slots()[0].seen, t0);
+    board.apply(event(kubeapi::WatchEvent::Kind::modified, lease), t0 + seconds(5));
+    EXPECT_EQ(board.slots()[0].seen, t0);
+    // A new version restarts it, at the time it is seen.
+    lease["metadata"]["resourceVersion"] = "999";
+    board.apply(event(kubeapi::WatchEvent::Kind::modified, lease), t0 + seconds(9));
+    EXPECT_EQ(board.slots()[0].seen, t0 + seconds(9));
 }
 
 // A coordinator whose clock runs 20 s behind lists a slot renewed a moment ago: its renewTime
@@ -305,9 +345,11 @@ TEST(ClusterSlotBoard, AListedLeaseIsNeverJudgedByItsRenewTimeAgainstThisClock) 
     json lease = slot(0, "a", {"spin", "u-1", 4, 1}).lease.object;
     lease["spec"]["renewTime"] =
         kubeapi::micro_time(std::chrono::system_clock::now() - seconds(20));
-    SlotBoard board = SlotBoard::from_list({lease});
+    SlotBoard board = SlotBoard::from_list({lease}, Clock::now());
     ASSERT_EQ(board.slots().size(), 1U);
-    EXPECT_EQ(slot_reclaim_reason(board.slots()[0], &k_shim_object, Clock::now()), std::nullopt);
+    EXPECT_EQ(slot_reclaim_reason(board.slots()[0], &k_shim_object, Clock::now(),
+                                  SlotReclaimWait::promised),
+              std::nullopt);
 }
 
 TEST(ClusterRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamingNodeAndResume) {

@@ -112,7 +112,8 @@ TEST(ClusterSlotView, ATakenGrantIsAsFreshAsItsHoldersEntryAndADoneOneIsReleased
     done.done = true;
     stamp_holds(clock, node_with("n1", {done}), t0 + seconds(60));
     EXPECT_TRUE(judged_slots(leases, clock)[0].lease.holder.empty()) << "released";
-    EXPECT_EQ(slot_reclaim_reason(judged_slots(leases, clock)[0], &k_shim, Clock::now()),
+    EXPECT_EQ(slot_reclaim_reason(judged_slots(leases, clock)[0], &k_shim, Clock::now(),
+                                  SlotReclaimWait::promised),
               (SlotFree{"released", SlotFree::Action::delete_now}));
 }
 

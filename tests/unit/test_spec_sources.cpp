@@ -20,7 +20,7 @@ class ListSource : public DesiredSource {
 public:
     ListSource(std::vector<ShimSpec> shims, bool yields)
         : m_shims(std::move(shims)), m_yields(yields) {}
-    util::Expected<DesiredShims> load() const override { return DesiredShims{m_shims, {}, {}}; }
+    util::Expected<DesiredShims> load() override { return DesiredShims{m_shims, {}, {}}; }
     bool yields_on_conflict() const override { return m_yields; }
 
 private:

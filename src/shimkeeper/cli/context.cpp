@@ -22,8 +22,8 @@ util::Log log_of(const GlobalOptions& options) {
     return util::Log(level);
 }
 
-util::Expected<spec::DesiredShims> Context::load_desired() const {
-    std::vector<const spec::DesiredSource*> sources{&files};
+util::Expected<spec::DesiredShims> Context::load_desired() {
+    std::vector<spec::DesiredSource*> sources{&files};
     if (cluster) {
         sources.push_back(&*cluster);
     }

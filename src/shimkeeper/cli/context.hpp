@@ -46,8 +46,9 @@ struct Context {
     store::Store store;
     std::chrono::milliseconds lock_timeout{600'000}; // zero with --no-wait
 
-    // Every source gathered (files first: they win a clash); warnings are logged.
-    util::Expected<spec::DesiredShims> load_desired() const;
+    // Every source gathered (files first: they win a clash); warnings are logged. Not const:
+    // the cluster source asks the API server and keeps what it read.
+    util::Expected<spec::DesiredShims> load_desired();
 };
 
 // The pieces of a Context that need no file: --root made absolute, the agent config path

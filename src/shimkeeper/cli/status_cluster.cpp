@@ -1,8 +1,8 @@
 #include "shimkeeper/cli/status_cluster.hpp"
 
+#include "shimkeeper/cluster/agent/slot_board_reader.hpp"
 #include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
-#include "shimkeeper/cluster/model/slot_board.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/client.hpp"
 
@@ -85,7 +85,7 @@ json rollout_json(const cluster::agent::ShimSeen& shim,
 util::Expected<std::vector<cluster::model::SlotSeen>>
 read_slots(const cluster::agent::ClusterSource& source) {
     auto client = TRY(source.client());
-    auto board = TRY(cluster::model::read_slot_board(client, source.settings().namespace_name));
+    auto board = TRY(cluster::agent::read_slot_board(client, source.settings().namespace_name));
     return board.slots();
 }
 
@@ -141,10 +141,11 @@ json cluster_connection_json(const cluster::agent::ClusterReading& reading) {
     return out;
 }
 
-json cluster_status_json(const Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
+json cluster_status_json(Context& ctx, const util::Expected<spec::DesiredShims>& loaded) {
     if (!ctx.cluster) {
         return nullptr;
     }
+    ctx.cluster->identify_once();
     const cluster::agent::ClusterSource& source = *ctx.cluster;
     json out{{"node", source.node_name()},
              {"node_from", source.node_name_origin()},

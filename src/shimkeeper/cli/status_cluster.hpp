@@ -9,9 +9,9 @@
 
 namespace shimkeeper::cli {
 
-// After ctx.load_desired() ran (whatever it returned): null without [kube].
-nlohmann::json cluster_status_json(const Context& ctx,
-                                   const util::Expected<spec::DesiredShims>& loaded);
+// After ctx.load_desired() ran (whatever it returned): null without [kube]. Decides the node name
+// if the load did not (one request).
+nlohmann::json cluster_status_json(Context& ctx, const util::Expected<spec::DesiredShims>& loaded);
 void print_cluster_status(const nlohmann::json& cluster);
 // Whether the API server answered the reading, or since when it has not or has refused the
 // credential (and the file to renew): the part of the above that the daemon's status.json

@@ -31,7 +31,7 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //   halt-ignored: the coordinator grants slots of a Shim whose rollout a failed slot halted
 //     (coordinator_pass.cpp);
 //   slot-reclaim-early: the coordinator frees a slot whose holder has not renewed it for half
-//     the lease, not the whole of it (slot_lease.cpp);
+//     the lease, not the whole of it (slot_reclaim_wait.hpp);
 //   grant-slow: not a defect but a slow API server: each slot grant waits 300 ms before its
 //     create (coordinator_pass.cpp), so a test can make a failure come in mid-batch;
 //   standby-lease-watch-behind: not a defect but a loaded API server: a coordinator candidate's

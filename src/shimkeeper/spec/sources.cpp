@@ -78,7 +78,7 @@ util::Expected<void> add_file(DesiredShims& out, const fs::path& path, const std
 
 } // namespace
 
-util::Expected<DesiredShims> FileSource::load() const {
+util::Expected<DesiredShims> FileSource::load() {
     DesiredShims out;
     if (!m_agent_config.empty()) {
         TRY(add_file(out, m_agent_config, m_arch, true));
@@ -117,9 +117,9 @@ util::Expected<void> check_unique(const std::vector<ShimSpec>& earlier, const Sh
     return {};
 }
 
-util::Expected<DesiredShims> gather(const std::vector<const DesiredSource*>& sources) {
+util::Expected<DesiredShims> gather(const std::vector<DesiredSource*>& sources) {
     DesiredShims all;
-    for (const DesiredSource* source : sources) {
+    for (DesiredSource* source : sources) {
         DesiredShims one = TRY(source->load());
         const auto earlier = static_cast<std::ptrdiff_t>(all.shims.size());
         for (ShimSpec& shim : one.shims) {

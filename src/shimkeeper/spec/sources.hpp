@@ -27,8 +27,9 @@ struct DesiredShims {
 class DesiredSource {
 public:
     virtual ~DesiredSource() = default;
-    // Reads the source afresh. An error names the file:line:column or the object.
-    virtual util::Expected<DesiredShims> load() const = 0;
+    // Reads the source afresh. Not const: a source may send requests and keep what it read (the
+    // cluster's memory for outages). An error names the file:line:column or the object.
+    virtual util::Expected<DesiredShims> load() = 0;
     // True for cluster objects: where one clashes with a shim of an earlier source (a file), the
     // node's own file wins and the object is left out with a warning instead of an error.
     virtual bool yields_on_conflict() const { return false; }
@@ -42,7 +43,7 @@ public:
         : m_agent_config(std::move(agent_config)), m_shims_dir(std::move(shims_dir)),
           m_arch(std::move(arch)) {}
 
-    util::Expected<DesiredShims> load() const override;
+    util::Expected<DesiredShims> load() override;
 
 private:
     std::filesystem::path m_agent_config; // may be absent
@@ -56,6 +57,6 @@ private:
 util::Expected<void> check_unique(const std::vector<ShimSpec>& earlier, const ShimSpec& shim);
 
 // Loads every source in order and validates the set as a whole.
-util::Expected<DesiredShims> gather(const std::vector<const DesiredSource*>& sources);
+util::Expected<DesiredShims> gather(const std::vector<DesiredSource*>& sources);
 
 } // namespace shimkeeper::spec

@@ -9,12 +9,12 @@
 
 namespace shimkeeper::cluster::agent {
 
-util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(const ClusterSource& source,
-                                                                  const util::Log& log,
-                                                                  std::function<void()> heartbeat) {
+util::Expected<std::unique_ptr<AgentWatches>>
+AgentWatches::start(ClusterSource& source, const util::Log& log, std::function<void()> heartbeat) {
     auto loop = TRY(kubeapi::CurlEventLoop::create());
     std::unique_ptr<AgentWatches> out(new AgentWatches(std::move(loop), log));
     out->m_heartbeat = std::move(heartbeat);
+    source.identify_once();
     out->m_watch = TRY(ClusterWatch::create(*out->m_loop, source, log));
     TRY(out->m_watch->start());
 
@@ -47,7 +47,9 @@ util::Expected<void> AgentWatches::open_slot_watch() {
         std::string(model::k_slot_holder_label) + "=" + model::holder_label_value(m_node_name);
     auto watch = std::make_unique<kubeapi::Watch>(
         m_lease_client->connection(), *m_loop, kubeapi::leases_resource(), m_namespace,
-        std::move(own_slots), [this](const kubeapi::WatchEvent& event) { m_slots.apply(event); });
+        std::move(own_slots), [this](const kubeapi::WatchEvent& event) {
+            m_slots.apply(event, std::chrono::steady_clock::now());
+        });
     TRY(watch->start());
     m_lease_watch = std::move(watch);
     m_log.debug("cluster watches: watching this node's rollout slots");

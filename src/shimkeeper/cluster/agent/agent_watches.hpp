@@ -38,10 +38,12 @@ inline constexpr std::chrono::milliseconds k_cluster_debounce{100};
 
 class AgentWatches {
 public:
-    // An Error when the watches cannot be set up at all. `heartbeat`: the daemon's watchdog
-    // ping, called before each request a slot claim makes (request_bound.hpp); may be empty.
+    // Decides the node name of `source` unless it is decided already (one request), then opens
+    // the watches for that Node. An Error when they cannot be set up at all. `heartbeat`: the
+    // daemon's watchdog ping, called before each request a slot claim makes (request_bound.hpp);
+    // may be empty.
     static util::Expected<std::unique_ptr<AgentWatches>>
-    start(const ClusterSource& source, const util::Log& log, std::function<void()> heartbeat = {});
+    start(ClusterSource& source, const util::Log& log, std::function<void()> heartbeat = {});
 
     ~AgentWatches();
     AgentWatches(const AgentWatches&) = delete;

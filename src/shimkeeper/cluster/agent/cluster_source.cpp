@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/agent/cluster_source.hpp"
 
+#include "shimkeeper/cluster/agent/cluster_outage.hpp"
 #include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
@@ -105,7 +106,7 @@ void ClusterSource::assume_identity(std::string node_name, std::string origin) {
 // a hostname can never make the agent report for a Node its credential is not confined to
 // (the policies in deploy/ would refuse it anyway; this refuses it before the node changes).
 // Only an API server that does not answer falls back, to what this node read before.
-void ClusterSource::identify() const {
+void ClusterSource::identify() {
     m_identified = true;
     m_identity_problem.clear();
     if (m_kubeconfig.empty()) {
@@ -203,7 +204,7 @@ util::Expected<void> ClusterSource::check_machine(const ClusterSnapshot& view) c
                           "own Node's credential");
 }
 
-util::Expected<ClusterReading> ClusterSource::read() const {
+util::Expected<ClusterReading> ClusterSource::read() {
     const ClusterMemory memory(m_places.memory_file);
     auto remembered = memory.load();
     if (!m_identified || m_node_name.empty()) {
@@ -218,12 +219,12 @@ util::Expected<ClusterReading> ClusterSource::read() const {
     if (live) {
         TRY(check_machine(*live)); // before it is remembered: nothing is kept for a wrong Node
         live->read_at = util::now_rfc3339();
-        if (from_feed && remembered && *remembered) {
-            // Open watches say nothing of whether a request would be answered (a hanging API
-            // server keeps them open): an outage stands until a request is answered.
+        if (remembered && *remembered) {
             live->unreachable_since = (*remembered)->unreachable_since;
             live->refused_since = (*remembered)->refused_since;
         }
+        update_outage_since(*live, from_feed ? ApiAnswer::unproven : ApiAnswer::answered,
+                            live->read_at);
         const bool same = remembered && *remembered && (*remembered)->same_objects(*live) &&
                           (*remembered)->unreachable_since == live->unreachable_since &&
                           (*remembered)->refused_since == live->refused_since;
@@ -234,14 +235,11 @@ util::Expected<ClusterReading> ClusterSource::read() const {
         }
         reading.view = std::move(*live);
     } else {
-        // An API server that does not answer, and one that refuses the credential (a token
-        // expired or revoked: renewing it is the fix, and meanwhile the node's own files must
-        // still apply), fall back; anything else (a missing Node, a bad answer) is a mistake
-        // to fix, not an outage to ride out.
-        const bool refused = live.error().code() == util::ErrorCode::refused;
-        if (live.error().code() != util::ErrorCode::network && !refused) {
+        const std::optional<ApiAnswer> outage = outage_of(live.error());
+        if (!outage) {
             return std::unexpected(std::move(live.error()));
         }
+        const bool refused = *outage == ApiAnswer::refused;
         if (!remembered) {
             return std::unexpected(std::move(remembered.error()));
         }
@@ -261,16 +259,7 @@ util::Expected<ClusterReading> ClusterSource::read() const {
         if (refused) {
             reading.renew = credential_file();
         }
-        bool changed = false;
-        const std::string now = util::now_rfc3339();
-        if (reading.view.unreachable_since.empty()) {
-            reading.view.unreachable_since = now;
-            changed = true;
-        }
-        if (refused != !reading.view.refused_since.empty()) {
-            reading.view.refused_since = refused ? now : std::string();
-            changed = true;
-        }
+        const bool changed = update_outage_since(reading.view, *outage, util::now_rfc3339());
         if (changed && m_remember) {
             TRY(memory.save(reading.view));
         }
@@ -282,7 +271,7 @@ util::Expected<ClusterReading> ClusterSource::read() const {
     return reading;
 }
 
-util::Expected<std::string> ClusterSource::settle_pass() const {
+util::Expected<std::string> ClusterSource::settle_pass() {
     if (!m_last || !m_remember) {
         return std::string();
     }
@@ -305,29 +294,21 @@ util::Expected<std::string> ClusterSource::settle_pass() const {
         }
     }
     const bool was_live = m_last->live;
-    bool changed = false;
-    if (m_pass->no_answer() || refusal) {
-        const std::string now = util::now_rfc3339();
-        if (kept.unreachable_since.empty()) {
-            kept.unreachable_since = now;
-            changed = true;
-        }
-        if (refusal.has_value() != !kept.refused_since.empty()) {
-            kept.refused_since = refusal ? now : std::string();
-            changed = true;
-        }
+    // A reading load() took from the memory proves nothing either way (load() said the outage).
+    const ApiAnswer answer = refusal               ? ApiAnswer::refused
+                             : m_pass->no_answer() ? ApiAnswer::unanswered
+                             : was_live            ? ApiAnswer::answered
+                                                   : ApiAnswer::unproven;
+    const bool changed = update_outage_since(kept, answer, util::now_rfc3339());
+    if (answer == ApiAnswer::refused || answer == ApiAnswer::unanswered) {
         m_last->live = false;
         m_last->refused = refusal.has_value();
         m_last->renew = refusal ? credential_file() : std::string();
         m_last->problem = refusal ? refusal->message() : m_pass->no_answer()->message();
+    }
+    if (answer != ApiAnswer::unproven) {
         m_last->view.unreachable_since = kept.unreachable_since;
         m_last->view.refused_since = kept.refused_since;
-    } else if (was_live && outage_kept) {
-        kept.unreachable_since.clear();
-        kept.refused_since.clear();
-        m_last->view.unreachable_since.clear();
-        m_last->view.refused_since.clear();
-        changed = true;
     }
     if (changed) {
         TRY(memory.save(kept));
@@ -335,7 +316,7 @@ util::Expected<std::string> ClusterSource::settle_pass() const {
     return was_live ? m_last->outage() : std::string(); // load() said it otherwise
 }
 
-util::Expected<spec::DesiredShims> ClusterSource::load() const {
+util::Expected<spec::DesiredShims> ClusterSource::load() {
     m_last.reset();
     ClusterReading reading = TRY(read());
     spec::DesiredShims out;

@@ -11,7 +11,7 @@
 //     or that refuses the credential (401, 403: a token expired or revoked): the last reading
 //     kept in the store (cluster_memory.hpp) stands in, with a warning saying since when (and,
 //     for a refusal, which file to renew), so files still apply and no cluster shim is removed;
-//     with no reading kept yet, an error;
+//     with no reading kept yet, an error (the rules: cluster_outage.hpp);
 //   - a Node whose status.nodeInfo.machineID is not this host's /etc/machine-id: an error (the
 //     agent was given another machine's node name).
 #pragma once
@@ -76,11 +76,14 @@ class ClusterSource : public spec::DesiredSource {
 public:
     ClusterSource(spec::KubeSettings settings, std::string arch, ClusterPlaces places);
 
-    util::Expected<spec::DesiredShims> load() const override;
+    // Reads the cluster (read()) and keeps the reading for last_reading().
+    util::Expected<spec::DesiredShims> load() override;
     bool yields_on_conflict() const override { return true; }
 
-    // Reads the cluster (or the feed, or the memory when the API server does not answer).
-    util::Expected<ClusterReading> read() const;
+    // Reads the cluster (or the feed, or the memory when the API server does not answer),
+    // deciding the node name first if it is not yet, and keeps the reading in the memory when
+    // remember_readings() said so.
+    util::Expected<ClusterReading> read();
     // What the last load() read, for reporting on the Node; nullopt before or when it failed
     // before reading anything.
     const std::optional<ClusterReading>& last_reading() const { return m_last; }
@@ -88,8 +91,9 @@ public:
     // After a pass (the daemon's reconcile, its report included): a request of the pass that got
     // no answer makes the reading not live and the memory say since when (kept from an earlier
     // pass); a pass whose requests were answered clears that. A reading from the watches alone
-    // proves nothing either way. Returns the outage to log, "" when none.
-    util::Expected<std::string> settle_pass() const;
+    // proves nothing either way; a pass that made no request while an outage is kept asks once.
+    // Returns the outage to log, "" when none.
+    util::Expected<std::string> settle_pass();
 
     // Commands that hold the node lock (apply, run) keep what they read in the store; plan and
     // status only read it.
@@ -111,54 +115,48 @@ public:
     const spec::KubeSettings& settings() const { return m_settings; }
     // [kube] kubeconfig, else the kubelet's when there is one ("" when neither).
     const std::string& kubeconfig() const { return m_kubeconfig; }
+    // Decides the Node this agent acts for unless that is decided already: asks the API server
+    // whose the credential is (one request). read() does it too, and asks again while undecided.
+    void identify_once() {
+        if (!m_identified) {
+            identify();
+        }
+    }
     // The Node this agent acts for: the one its credential is confined to, as the API server
     // says (self_identity.hpp); [kube] node_name may only repeat it. While the API server does
-    // not answer, the Node of the last reading kept, else [kube] node_name. Decided at its
-    // first use (one request); "" with identity_problem() set when it cannot be (then read()
-    // fails and asks again).
-    const std::string& node_name() const {
-        identify_once();
-        return m_node_name;
-    }
+    // not answer, the Node of the last reading kept, else [kube] node_name. "" until decided
+    // (identify_once(), read(), assume_identity()), and with identity_problem() set when it
+    // cannot be.
+    const std::string& node_name() const { return m_node_name; }
     // Where node_name() came from, for status.
-    const std::string& node_name_origin() const {
-        identify_once();
-        return m_node_name_origin;
-    }
+    const std::string& node_name_origin() const { return m_node_name_origin; }
     // Why there is no node name, or why the credential may not act for this node.
-    const std::string& identity_problem() const {
-        identify_once();
-        return m_identity_problem;
-    }
+    const std::string& identity_problem() const { return m_identity_problem; }
     // The identity a long-lived caller already established (the daemon's watches, at start), so
     // that a reconcile does not ask the API server again; [kube] is read once per daemon start.
     void assume_identity(std::string node_name, std::string origin);
     const ClusterPlaces& places() const { return m_places; }
 
 private:
-    void identify_once() const {
-        if (!m_identified) {
-            identify();
-        }
-    }
-    void identify() const;
+    void identify();
     // from_feed: set when the watches answered, without a request.
     util::Expected<ClusterSnapshot> read_live(bool& from_feed) const;
     util::Expected<void> check_machine(const ClusterSnapshot& view) const;
 
     spec::KubeSettings m_settings;
     std::string m_kubeconfig;
-    // Decided at construction; asked again by read() while undecided (the API server was down).
-    mutable std::string m_node_name;
-    mutable std::string m_node_name_origin;
-    mutable std::string m_identity_problem;
-    mutable bool m_identified = false;
+    // Decided at the first identify_once() or read(); asked again by read() while undecided (the
+    // API server was down).
+    std::string m_node_name;
+    std::string m_node_name_origin;
+    std::string m_identity_problem;
+    bool m_identified = false;
     std::string m_arch;
     ClusterPlaces m_places;
     const ClusterFeed* m_feed = nullptr;
     bool m_remember = false;
     std::shared_ptr<kubeapi::ApiPass> m_pass = std::make_shared<kubeapi::ApiPass>();
-    mutable std::optional<ClusterReading> m_last;
+    std::optional<ClusterReading> m_last;
 };
 
 } // namespace shimkeeper::cluster::agent

@@ -31,7 +31,8 @@ nlohmann::json shim_fingerprint(const nlohmann::json& shim);
 
 class ClusterWatch : public ClusterFeed {
 public:
-    // Reads the kubeconfigs of `source`; the watches start with start(). A watch that has to
+    // Reads the kubeconfigs of `source`, whose node name is decided (an Error with its identity
+    // problem otherwise); the watches start with start(). A watch that has to
     // list again (410 Gone after a compaction or an API server restart) says so on `log`.
     static util::Expected<std::unique_ptr<ClusterWatch>>
     create(kubeapi::CurlEventLoop& loop, const ClusterSource& source, util::Log log);

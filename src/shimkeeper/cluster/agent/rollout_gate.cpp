@@ -1,6 +1,7 @@
 #include "shimkeeper/cluster/agent/rollout_gate.hpp"
 
 #include "shimkeeper/cluster/agent/running_shim.hpp"
+#include "shimkeeper/cluster/agent/slot_board_reader.hpp"
 #include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
@@ -253,7 +254,7 @@ RolloutGate::ask_and_list_grants(const ClusterReading& reading,
     const std::string& me = m_cluster.node_name();
     const std::string& ns = m_cluster.settings().namespace_name;
     const auto list = [&]() -> util::Expected<std::vector<model::SlotSeen>> {
-        return TRY(model::read_own_grants(m_client, ns, me)).slots();
+        return TRY(read_own_grants(m_client, ns, me)).slots();
     };
     std::vector<model::SlotSeen> slots = TRY(list());
     const auto ungranted = [&] {

@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/coordinator/coordinator.hpp"
 
+#include "shimkeeper/cluster/coordinator/slot_reclaim_wait.hpp"
 #include "shimkeeper/cluster/model/node_scope.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
@@ -226,7 +227,7 @@ void Coordinator::on_lease_seen(const kubeapi::WatchEvent& event) {
         kubeapi::name_of(event.object) != m_settings.lease_name &&
         reconcile::fault_switch("standby-lease-watch-behind");
     if (!behind_while_standing_by) {
-        m_slots.apply(event);
+        m_slots.apply(event, std::chrono::steady_clock::now());
     }
     if (event.kind == kubeapi::WatchEvent::Kind::synced && !m_slots_listed_this_term) {
         m_slots_listed_this_term = true;
@@ -502,7 +503,8 @@ void Coordinator::pass() {
     if (outcome.errors.empty()) {
         m_failures_in_row = 0;
         // A holder that dies sends no event: look again when its slot runs out unrenewed.
-        auto expiry = model::next_slot_expiry(model::judged_slots(m_slots.slots(), m_view.holds));
+        auto expiry = model::next_slot_expiry(model::judged_slots(m_slots.slots(), m_view.holds),
+                                              slot_reclaim_wait());
         // Nor does a node's failed slot of a Shim that does not select it, freed after a lease.
         if (auto foreign =
                 model::next_foreign_failure(m_slots.slots(), m_view.shims, m_view.nodes)) {

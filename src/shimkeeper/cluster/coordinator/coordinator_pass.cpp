@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
 
+#include "shimkeeper/cluster/coordinator/slot_reclaim_wait.hpp"
 #include "shimkeeper/cluster/model/grant_targets.hpp"
 #include "shimkeeper/cluster/model/node_scope.hpp"
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
@@ -287,7 +288,7 @@ void CoordinatorPass::reclaim_slots() {
         }
         const auto shim = m_view->shims.find(slot.lease.shim);
         auto free = model::slot_reclaim_reason(
-            slot, shim == m_view->shims.end() ? nullptr : &shim->second, now);
+            slot, shim == m_view->shims.end() ? nullptr : &shim->second, now, slot_reclaim_wait());
         if (!free && shim != m_view->shims.end()) {
             if (auto why = model::foreign_failure_reason(slot, shim->second, m_view->nodes, now)) {
                 free = model::SlotFree{*why, model::SlotFree::Action::delete_now};

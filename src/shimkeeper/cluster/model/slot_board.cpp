@@ -1,20 +1,16 @@
 #include "shimkeeper/cluster/model/slot_board.hpp"
 
-#include "shimkeeper/cluster/model/slot_grant.hpp"
-
 #include "shimkeeper/kubeapi/object_meta.hpp"
-#include "shimkeeper/kubeapi/resource.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 namespace shimkeeper::cluster::model {
 
 using nlohmann::json;
 
-SlotBoard SlotBoard::from_list(const std::vector<json>& leases) {
+SlotBoard SlotBoard::from_list(const std::vector<json>& leases,
+                               std::chrono::steady_clock::time_point now) {
     SlotBoard board;
-    const auto now = std::chrono::steady_clock::now();
     for (const json& lease : leases) {
         board.put(lease, now);
     }
@@ -50,8 +46,7 @@ void SlotBoard::put(const json& lease, std::chrono::steady_clock::time_point see
     }
 }
 
-void SlotBoard::apply(const kubeapi::WatchEvent& event) {
-    const auto now = std::chrono::steady_clock::now();
+void SlotBoard::apply(const kubeapi::WatchEvent& event, std::chrono::steady_clock::time_point now) {
     switch (event.kind) {
     case kubeapi::WatchEvent::Kind::synced: {
         std::set<std::string> present;
@@ -94,26 +89,6 @@ void SlotBoard::apply(const kubeapi::WatchEvent& event) {
         break;
     }
     }
-}
-
-util::Expected<SlotBoard> read_slot_board(kubeapi::Client& client, std::string_view ns) {
-    auto leases = client.list(kubeapi::leases_resource(), ns);
-    if (!leases) {
-        return std::unexpected(std::move(leases.error()).with_context("reading the rollout slots"));
-    }
-    return SlotBoard::from_list(leases->items);
-}
-
-util::Expected<SlotBoard> read_own_grants(kubeapi::Client& client, std::string_view ns,
-                                          const std::string& node) {
-    kubeapi::ListOptions options;
-    options.label_selector = std::string(k_slot_holder_label) + "=" + holder_label_value(node);
-    auto leases = client.list(kubeapi::leases_resource(), ns, options);
-    if (!leases) {
-        return std::unexpected(
-            std::move(leases.error()).with_context("reading the rollout slots granted to " + node));
-    }
-    return SlotBoard::from_list(leases->items);
 }
 
 } // namespace shimkeeper::cluster::model

@@ -1,19 +1,20 @@
 // The rollout slot Leases as a watch delivers them: the coordinator's watch on the agent
 // namespace's Leases (all slots, and its election Lease), or an agent's on the slots granted to
-// it (slot_grant.hpp). Each version of a Lease is stamped with when it was first seen here
-// (expiry is judged on this clock, never the writer's).
+// it (slot_grant.hpp). Each version of a Lease is stamped with when it was first seen here, the
+// `now` of this machine's monotonic clock its caller passes in (expiry is judged on this clock,
+// never the writer's).
 //
-// Without a watch (`shimkeeper apply`, `status`), `from_list` builds a board from one list, every
-// Lease stamped as seen now. Never from its renewTime: that is the writer's clock, and a host 20 s
-// ahead would judge a live slot expired. Nothing on a node judges expiry anyway (a node
-// only creates absent slots; the coordinator frees expired ones by its own watch), so a listed
-// board's clocks only start running.
+// Without a watch (`shimkeeper apply`, `status`), `from_list` builds a board from one list
+// (agent/slot_board_reader.hpp), every Lease stamped as seen now. Never from its renewTime: that is
+// the writer's clock, and a host 20 s ahead would judge a live slot expired. Nothing on a node
+// judges expiry anyway (a node only creates absent slots; the coordinator frees expired ones by its
+// own watch), so a listed board's clocks only start running.
 #pragma once
 
 #include "shimkeeper/cluster/model/slot_lease.hpp"
-#include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/watch_state.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -29,10 +30,11 @@ public:
     // a waiting node may now take it (a slot taken or renewed frees nothing).
     using Listener = std::function<void(const std::string& shim, bool may_free)>;
 
-    static SlotBoard from_list(const std::vector<nlohmann::json>& leases);
+    static SlotBoard from_list(const std::vector<nlohmann::json>& leases,
+                               std::chrono::steady_clock::time_point now);
 
-    // A watch event on the namespace's Leases (not slot Leases are ignored).
-    void apply(const kubeapi::WatchEvent& event);
+    // A watch event on the namespace's Leases (not slot Leases are ignored), seen `now`.
+    void apply(const kubeapi::WatchEvent& event, std::chrono::steady_clock::time_point now);
     bool synced() const { return m_synced; }
     // What the API server refuses that the board needs (its watch answered 401 or 403: the
     // request and the server's message), empty when nothing is refused. The watch's owner says.
@@ -58,11 +60,5 @@ private:
     std::string m_refused;
     Listener m_listener;
 };
-
-// One list of the namespace's Leases, as a board (from_list): for commands without the watch.
-util::Expected<SlotBoard> read_slot_board(kubeapi::Client& client, std::string_view ns);
-// One list of the slot Leases granted to `node` (its holder label), as a board: `apply`'s.
-util::Expected<SlotBoard> read_own_grants(kubeapi::Client& client, std::string_view ns,
-                                          const std::string& node);
 
 } // namespace shimkeeper::cluster::model

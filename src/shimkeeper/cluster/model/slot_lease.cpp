@@ -2,7 +2,6 @@
 
 #include "shimkeeper/cluster/model/slot_grant.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
-#include "shimkeeper/reconcile/fault.hpp"
 #include "shimkeeper/util/sha256.hpp"
 
 #include <algorithm>
@@ -27,9 +26,8 @@ std::string annotation(const json& lease, const char* key) {
 
 } // namespace
 
-std::chrono::milliseconds slot_reclaim_after(const SlotLease& lease) {
-    // Half a lease: a deliberately broken coordinator, for tests of the tests only (fault.hpp).
-    if (reconcile::fault_switch("slot-reclaim-early")) {
+std::chrono::milliseconds slot_reclaim_after(const SlotLease& lease, SlotReclaimWait wait) {
+    if (wait == SlotReclaimWait::half_lease) {
         return slot_timing::free_after / 2;
     }
     if (!lease.revoked.empty()) {
@@ -147,9 +145,10 @@ std::vector<const SlotSeen*> own_stale_grants(const std::vector<SlotSeen>& slots
 }
 
 std::optional<SlotFree> slot_reclaim_reason(const SlotSeen& slot, const json* shim,
-                                            std::chrono::steady_clock::time_point now) {
+                                            std::chrono::steady_clock::time_point now,
+                                            SlotReclaimWait wait) {
     const SlotLease& lease = slot.lease;
-    const auto after = slot_reclaim_after(lease);
+    const auto after = slot_reclaim_after(lease, wait);
     const bool due_here = now - slot.seen > after;
     const auto seconds = [](std::chrono::milliseconds span) {
         return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(span).count());
@@ -191,11 +190,11 @@ std::optional<SlotFree> slot_reclaim_reason(const SlotSeen& slot, const json* sh
 }
 
 std::optional<std::chrono::steady_clock::time_point>
-next_slot_expiry(const std::vector<SlotSeen>& slots) {
+next_slot_expiry(const std::vector<SlotSeen>& slots, SlotReclaimWait wait) {
     std::optional<std::chrono::steady_clock::time_point> next;
     for (const SlotSeen& slot : slots) {
         if (!slot.lease.holder.empty() && slot.lease.failed.empty()) {
-            const auto expiry = slot.seen + slot_reclaim_after(slot.lease);
+            const auto expiry = slot.seen + slot_reclaim_after(slot.lease, wait);
             next = next ? std::min(*next, expiry) : expiry;
         }
     }

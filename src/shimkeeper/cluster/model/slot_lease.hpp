@@ -136,6 +136,11 @@ struct SlotFree {
     bool operator==(const SlotFree&) const = default;
 };
 
+// How long the coordinator lets a slot go unrenewed: as promised (slot_reclaim_after), or half a
+// lease, a deliberately broken coordinator for tests of the tests only (the coordinator passes it
+// when the fault switch slot-reclaim-early is on: reconcile/fault.hpp).
+enum class SlotReclaimWait { promised, half_lease };
+
 // What the coordinator does with this slot (judged_slots' view), nullopt to keep it. `shim` is
 // the Shim it names as the coordinator sees it (nullptr: none of that name). Deleted: a slot
 // released (its holder says done), revoked a slot_timing::revoked_for ago, failed for another
@@ -143,15 +148,16 @@ struct SlotFree {
 // the view may not have a new Shim yet). Revoked: a live slot not seen to change for
 // slot_reclaim_after.
 std::optional<SlotFree> slot_reclaim_reason(const SlotSeen& slot, const nlohmann::json* shim,
-                                            std::chrono::steady_clock::time_point now);
+                                            std::chrono::steady_clock::time_point now,
+                                            SlotReclaimWait wait);
 
 // How long after the coordinator saw this version of the slot it may revoke it unrenewed, or
 // delete it once revoked.
-std::chrono::milliseconds slot_reclaim_after(const SlotLease& lease);
+std::chrono::milliseconds slot_reclaim_after(const SlotLease& lease, SlotReclaimWait wait);
 
 // When the first live or revoked, unfailed slot of `slots` is due (the coordinator's next look).
 std::optional<std::chrono::steady_clock::time_point>
-next_slot_expiry(const std::vector<SlotSeen>& slots);
+next_slot_expiry(const std::vector<SlotSeen>& slots, SlotReclaimWait wait);
 
 // The failed slot of `target`'s generation, if any.
 const SlotSeen* failed_slot(const std::vector<SlotSeen>& slots, const RolloutTarget& target);
