@@ -157,11 +157,13 @@ def main():
         print("  the first request %.3f s after `kubectl apply` returned, the first grant %.3f s after it"
               % (min(began_to_wait.values()) - args.applied, first_grant - args.applied))
 
-    # Waiting: from a node's request to its first grant of this generation.
+    # Waiting: from a node's request to its first grant of this generation. A grant the Lease
+    # recorder saw before the Node recorder saw its request was no wait at all.
     granted_to = {}
     for grant in sorted(grants.values(), key=lambda g: g["created"]):
         granted_to.setdefault(grant["holder"], grant["created"])
-    waits = [(asked[node], granted_to[node]) for node in asked if node in granted_to]
+    waits = [(asked[node], granted_to[node]) for node in asked
+             if node in granted_to and granted_to[node] > asked[node]]
 
     # Handoffs: releases while a node waited, each paired with the next take of a grant made
     # after it (in etcd's order: the two recorders may see a release and its grant either way).
