@@ -19,9 +19,9 @@ Figures:
     returning (--applied); with staging on it asks once its staging is done: from the first
     request's own `since` (when the node began to wait). These are the times the objects carry,
     not when the recorders saw them: every party runs on this machine, with one clock;
-  - handoffs: a slot released while some node was waiting (asked, not yet granted) to the next
-    take of a grant created after that release, releases and takes paired in order; and the
-    parts of it: released to freed, freed to the next grant, granted to taken;
+  - handoffs: a slot (a Lease name) released by its node while another node was waiting
+    (asked, not yet granted), to the next node's take of that name's next grant; and the parts
+    of it: released to freed, freed to the next grant, granted to taken;
   - occupancy: the time-weighted mean number of slots granted (a Lease live, as the API server's
     bound counts them) while at least one node waited, as a fraction of MAX_UPDATE; beside it
     the same for slots in use (taken, not yet released by their node);
@@ -119,7 +119,6 @@ def main():
     asked = {}  # node -> when it first asked for this generation
     began_to_wait = {}  # node -> its request's own `since`: when it began to wait
     taken, released = {}, {}  # Lease uid -> when its holder took it, released it
-    released_rv = {}  # Lease uid -> the release's resourceVersion: etcd's order, one for both kinds
     for seen, event in stamped_events(args.node_events, args.node_stamped):
         meta = event["object"]["metadata"]
         notes = meta.get("annotations") or {}
@@ -130,16 +129,14 @@ def main():
         held = annotation_json(notes, PREFIX + "held_" + shim)
         if held.get("grant") in grants:
             taken.setdefault(held["grant"], seen)
-            if held.get("done") and held["grant"] not in released:
-                released[held["grant"]] = seen
-                released_rv[held["grant"]] = int(meta["resourceVersion"])
+            if held.get("done"):
+                released.setdefault(held["grant"], seen)
     if not grants:
         print("slots: no slot of %s generation %d in the record" % (shim, generation))
         return
     for uid, grant in grants.items():  # a grant never marked done was released when freed
         if uid not in released and grant["freed"] is not None:
             released[uid] = grant["freed"]
-            released_rv[uid] = grant["created_rv"]  # (after its create: all the order needs)
 
     # The first grant, by the times the objects carry rather than when the two recorders saw
     # them (their lags differ by tens of milliseconds on a busy machine): the request's `since`,
@@ -165,19 +162,20 @@ def main():
     waits = [(asked[node], granted_to[node]) for node in asked
              if node in granted_to and granted_to[node] > asked[node]]
 
-    # Handoffs: releases while a node waited, each paired with the next take of a grant made
-    # after it (in etcd's order: the two recorders may see a release and its grant either way).
+    # Handoffs: each slot (a Lease name) released while a node waited, to the take of that
+    # name's next grant. By name rather than in the order of releases and takes: two slots
+    # released together may be granted again in either order.
     def waiting_at(when):
         return any(start <= when < end for start, end in waits)
 
-    timeline = sorted([(t, "released", uid) for uid, t in released.items() if waiting_at(t)]
-                      + [(t, "taken", uid) for uid, t in taken.items()])
-    pending, handoffs = [], []  # handoffs: (release uid, take uid)
-    for when, what, uid in timeline:
-        if what == "released":
-            pending.append((when, uid))
-        elif pending and grants[uid]["created_rv"] > released_rv[pending[0][1]]:
-            handoffs.append((pending.pop(0)[1], uid))
+    by_name = {}
+    for uid, grant in sorted(grants.items(), key=lambda item: item[1]["created_rv"]):
+        by_name.setdefault(grant["name"], []).append(uid)
+    handoffs = []  # (the released grant's uid, the next grant's uid)
+    for uids in by_name.values():
+        for released_uid, next_uid in zip(uids, uids[1:]):
+            if released_uid in released and next_uid in taken and waiting_at(released[released_uid]):
+                handoffs.append((released_uid, next_uid))
     print("handoffs (a slot released by its node while another waited, to the next node's take): %d, %s"
           % (len(handoffs), spread([taken[b] - released[a] for a, b in handoffs])))
     parts = [("released to freed", [grants[a]["freed"] - released[a] for a, _ in handoffs
