@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""How well a rolling rollout used its slots, from the API server's record of it (the Lease and
+Node watch events that tests/support/watch_record.py keeps, each line stamped with when this
+machine saw it). bench/rollout prints these figures; rollout_timeline.py checks the bound.
+
+For one generation GENERATION of Shim SHIM with MAX_UPDATE slots, each node's steps as its own
+Node and the slot Leases show them (times, but for the first grant's: when the recorders saw the
+events; handoffs compare two times of the Node recorder, so its lag mostly cancels out):
+
+  asked     the node's slot_requests annotation first names SHIM at GENERATION;
+  granted   the coordinator creates a slot Lease `<shim>-slot-<i>` held by the node;
+  taken     the node's held_<shim> entry first names that grant, not done;
+  released  the entry says done (or, without one, the Lease is deleted);
+  freed     the Lease is deleted.
+
+Figures:
+  - the first grant's delay: from the moment the first node could ask to the first slot Lease's
+    acquireTime. With staging off a node can ask once the Shim exists: from `kubectl apply`
+    returning (--applied); with staging on it asks once its staging is done: from the first
+    request's own `since` (when the node began to wait). These are the times the objects carry,
+    not when the recorders saw them: every party runs on this machine, with one clock;
+  - handoffs: a slot (a Lease name) released by its node while another node was waiting
+    (asked, not yet granted), to the next node's take of that name's next grant; and the parts
+    of it: released to freed, freed to the next grant, granted to taken;
+  - occupancy: the time-weighted mean number of slots granted (a Lease live, as the API server's
+    bound counts them) while at least one node waited, as a fraction of MAX_UPDATE; beside it
+    the same for slots in use (taken, not yet released by their node);
+  - how long each grant was held: created to deleted, and taken to released (the slot time is a
+    floor of the latter).
+
+  rollout_slots.py LEASE_EVENTS LEASE_STAMPED NODE_EVENTS NODE_STAMPED SHIM GENERATION MAX_UPDATE
+                   [--applied SECONDS] [--stage-ahead]
+"""
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+
+PREFIX = "shim.containerd.x-k8s.io/"
+
+
+def stamped_events(events_path, stamped_path):
+    """(seen, event) for each event: line i of the stamped file stamps line i of the events."""
+    with open(events_path) as events, open(stamped_path) as stamps:
+        for line, stamp in zip(events, stamps):
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                return  # a line cut off at the end
+            yield float(stamp.split(" ", 1)[0]), event
+
+
+def annotation_json(annotations, key):
+    try:
+        return json.loads(annotations.get(key) or "null") or {}
+    except json.JSONDecodeError:
+        return {}
+
+
+def micro_time(text):
+    """Seconds since the epoch of a Kubernetes MicroTime ("2026-11-30T01:54:09.721644Z")."""
+    when = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+    return when.replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def spread(values):
+    if not values:
+        return "none"
+    return "median %.3f s, p99 %.3f s, max %.3f s" % (
+        statistics.median(values), percentile(values, 0.99), max(values))
+
+
+def time_weighted(changes, counted, while_waiting):
+    """Mean of `counted` over the time `while_waiting` > 0, from (time, counter, delta) changes."""
+    level = {"granted": 0, "in_use": 0, "waiting": 0}
+    area = waited = 0.0
+    last = None
+    for when, counter, delta in sorted(changes):
+        if last is not None and level[while_waiting] > 0:
+            area += level[counted] * (when - last)
+            waited += when - last
+        level[counter] += delta
+        last = when
+    return (area / waited if waited else 0.0), waited
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("lease_events", "lease_stamped", "node_events", "node_stamped", "shim"):
+        parser.add_argument(name)
+    parser.add_argument("generation", type=int)
+    parser.add_argument("max_update", type=int)
+    parser.add_argument("--applied", type=float, help="when `kubectl apply` returned")
+    parser.add_argument("--stage-ahead", action="store_true")
+    args = parser.parse_args()
+    shim, generation = args.shim, args.generation
+
+    grants = {}  # Lease uid -> {"name", "holder", "created", "freed"}
+    for seen, event in stamped_events(args.lease_events, args.lease_stamped):
+        meta = event["object"]["metadata"]
+        notes = meta.get("annotations") or {}
+        if (notes.get(PREFIX + "shim") != shim or notes.get(PREFIX + "generation") != str(generation)
+                or "-slot-" not in meta["name"]):
+            continue
+        grant = grants.setdefault(meta["uid"], {
+            "name": meta["name"], "holder": (event["object"].get("spec") or {}).get("holderIdentity"),
+            "created": seen, "created_rv": int(meta["resourceVersion"]), "freed": None,
+            "acquired": micro_time((event["object"].get("spec") or {}).get("acquireTime"))})
+        if event["type"] == "DELETED":
+            grant["freed"] = seen
+
+    asked = {}  # node -> when it first asked for this generation
+    began_to_wait = {}  # node -> its request's own `since`: when it began to wait
+    taken, released = {}, {}  # Lease uid -> when its holder took it, released it
+    for seen, event in stamped_events(args.node_events, args.node_stamped):
+        meta = event["object"]["metadata"]
+        notes = meta.get("annotations") or {}
+        request = annotation_json(notes, PREFIX + "slot_requests").get(shim) or {}
+        if request.get("generation") == generation:
+            asked.setdefault(meta["name"], seen)
+            began_to_wait.setdefault(meta["name"], micro_time(request["since"]))
+        held = annotation_json(notes, PREFIX + "held_" + shim)
+        if held.get("grant") in grants:
+            taken.setdefault(held["grant"], seen)
+            if held.get("done"):
+                released.setdefault(held["grant"], seen)
+    if not grants:
+        print("slots: no slot of %s generation %d in the record" % (shim, generation))
+        return
+    for uid, grant in grants.items():  # a grant never marked done was released when freed
+        if uid not in released and grant["freed"] is not None:
+            released[uid] = grant["freed"]
+
+    # The first grant, by the times the objects carry rather than when the two recorders saw
+    # them (their lags differ by tens of milliseconds on a busy machine): the request's `since`,
+    # the Lease's acquireTime and `kubectl apply` returning, all this machine's clock here.
+    first_grant = min(g["acquired"] for g in grants.values())
+    if args.stage_ahead:
+        could_ask = min(began_to_wait.values()) if began_to_wait else None
+        since = "its request, once staged"
+    else:
+        could_ask, since = args.applied, "`kubectl apply` returned, staging off"
+    if could_ask is not None:
+        print("first grant %.3f s after the first node could ask (%s; goal <= 0.3 s)"
+              % (first_grant - could_ask, since))
+    if args.applied is not None and began_to_wait:
+        print("  the first request %.3f s after `kubectl apply` returned, the first grant %.3f s after it"
+              % (min(began_to_wait.values()) - args.applied, first_grant - args.applied))
+
+    # Waiting: from a node's request to its first grant of this generation. A grant the Lease
+    # recorder saw before the Node recorder saw its request was no wait at all.
+    granted_to = {}
+    for grant in sorted(grants.values(), key=lambda g: g["created"]):
+        granted_to.setdefault(grant["holder"], grant["created"])
+    waits = [(asked[node], granted_to[node]) for node in asked
+             if node in granted_to and granted_to[node] > asked[node]]
+
+    # Handoffs: each slot (a Lease name) released while a node waited, to the take of that
+    # name's next grant. By name rather than in the order of releases and takes: two slots
+    # released together may be granted again in either order.
+    def waiting_at(when):
+        return any(start <= when < end for start, end in waits)
+
+    by_name = {}
+    for uid, grant in sorted(grants.items(), key=lambda item: item[1]["created_rv"]):
+        by_name.setdefault(grant["name"], []).append(uid)
+    handoffs = []  # (the released grant's uid, the next grant's uid)
+    for uids in by_name.values():
+        for released_uid, next_uid in zip(uids, uids[1:]):
+            if released_uid in released and next_uid in taken and waiting_at(released[released_uid]):
+                handoffs.append((released_uid, next_uid))
+    print("handoffs (a slot released by its node while another waited, to the next node's take): %d, %s"
+          % (len(handoffs), spread([taken[b] - released[a] for a, b in handoffs])))
+    parts = [("released to freed", [grants[a]["freed"] - released[a] for a, _ in handoffs
+                                    if grants[a]["freed"] is not None]),
+             ("freed to the next grant", [grants[b]["created"] - grants[a]["freed"] for a, b in handoffs
+                                          if grants[a]["freed"] is not None]),
+             ("granted to taken", [taken[b] - grants[b]["created"] for _, b in handoffs])]
+    for label, values in parts:
+        print("  of which %s: %s" % (label, spread(values)))
+
+    # Occupancy while nodes waited.
+    changes = [(start, "waiting", 1) for start, _ in waits] + [(end, "waiting", -1) for _, end in waits]
+    for uid, grant in grants.items():
+        changes.append((grant["created"], "granted", 1))
+        if grant["freed"] is not None:
+            changes.append((grant["freed"], "granted", -1))
+        if uid in taken:
+            changes.append((taken[uid], "in_use", 1))
+            if uid in released:
+                changes.append((released[uid], "in_use", -1))
+    granted_mean, waited = time_weighted(changes, "granted", "waiting")
+    in_use_mean, _ = time_weighted(changes, "in_use", "waiting")
+    if waited:
+        print("slot occupancy while nodes waited (%.1f s): %.2f of %d slots granted, %.0f%% of maxUpdate "
+              "(goal >= 95%%); in use (taken, not yet released) %.0f%%"
+              % (waited, granted_mean, args.max_update, 100 * granted_mean / args.max_update,
+                 100 * in_use_mean / args.max_update))
+    else:
+        print("slot occupancy: no node ever waited (every node was granted a slot as it asked)")
+
+    held = [g["freed"] - g["created"] for g in grants.values() if g["freed"] is not None]
+    used = [released[u] - taken[u] for u in taken if u in released]
+    print("slots held per grant: created to deleted %s; taken to released %s, min %.3f s"
+          % (spread(held), spread(used), min(used) if used else 0.0))
+
+
+if __name__ == "__main__":
+    main()
