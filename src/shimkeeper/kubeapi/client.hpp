@@ -33,6 +33,8 @@ public:
     void join_pass(std::shared_ptr<ApiPass> pass) { m_pass = std::move(pass); }
     const std::shared_ptr<ApiPass>& pass() const override { return m_pass; }
 
+    // The verbs of ApiClient, with its default arguments repeated: a caller holding a Client
+    // gets the same defaults as one holding the interface.
     util::Expected<nlohmann::json> get(const Resource& resource, std::string_view ns,
                                        std::string_view name) override;
     // Every page (limit/continue), joined; the list's resourceVersion is the last page's.
