@@ -1,8 +1,10 @@
-// The REST verbs on Kubernetes objects, as JSON. Calls block, each within a bound (the daemon's
-// reconcile is synchronous anyway; request_bound.hpp); watches stream through watch.hpp instead.
+// The real ApiClient (api_client.hpp): the REST verbs on Kubernetes objects, as JSON over HTTP.
+// Calls block, each within a bound (the daemon's reconcile is synchronous anyway;
+// request_bound.hpp); watches stream through watch.hpp instead, on this client's connection().
 // Any non-2xx answer becomes an Error carrying the API's Status message (see api_error.hpp).
 #pragma once
 
+#include "shimkeeper/kubeapi/api_client.hpp"
 #include "shimkeeper/kubeapi/connection.hpp"
 #include "shimkeeper/kubeapi/request_bound.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
@@ -16,23 +18,7 @@
 
 namespace shimkeeper::kubeapi {
 
-struct ListOptions {
-    std::string label_selector;
-    std::string field_selector;
-    long limit = 500; // per page; 0 asks for everything at once
-};
-
-struct ObjectList {
-    std::vector<nlohmann::json> items;
-    std::string resource_version; // of the whole list: where a watch starts
-};
-
-struct ApplyOptions {
-    std::string field_manager = "shimkeeper";
-    enum class Force { no, yes } force = Force::no; // take fields other managers own
-};
-
-class Client {
+class Client final : public ApiClient {
 public:
     explicit Client(KubeConfig config) : m_connection(std::move(config)) {}
     static util::Expected<Client> from_kubeconfig(const std::filesystem::path& file);
@@ -45,37 +31,39 @@ public:
     void set_throttle_retries(int retries) { m_throttle_retries = retries; }
     // The pass this client's requests belong to (request_bound.hpp); none: each stands alone.
     void join_pass(std::shared_ptr<ApiPass> pass) { m_pass = std::move(pass); }
-    const std::shared_ptr<ApiPass>& pass() const { return m_pass; }
+    const std::shared_ptr<ApiPass>& pass() const override { return m_pass; }
 
+    // The verbs of ApiClient, with its default arguments repeated: a caller holding a Client
+    // gets the same defaults as one holding the interface.
     util::Expected<nlohmann::json> get(const Resource& resource, std::string_view ns,
-                                       std::string_view name);
+                                       std::string_view name) override;
     // Every page (limit/continue), joined; the list's resourceVersion is the last page's.
     util::Expected<ObjectList> list(const Resource& resource, std::string_view ns,
-                                    const ListOptions& options = {});
+                                    const ListOptions& options = {}) override;
     util::Expected<nlohmann::json> create(const Resource& resource, std::string_view ns,
-                                          const nlohmann::json& object);
+                                          const nlohmann::json& object) override;
     // PUT of the whole object; its metadata.resourceVersion is the precondition (409 if stale).
     util::Expected<nlohmann::json> update(const Resource& resource, std::string_view ns,
                                           const nlohmann::json& object,
-                                          std::string_view subresource = {});
+                                          std::string_view subresource = {}) override;
     // With a resourceVersion, deletes only that version of the object (409 otherwise).
-    util::Expected<void> remove(const Resource& resource, std::string_view ns,
-                                std::string_view name,
-                                std::optional<std::string> resource_version = std::nullopt);
+    util::Expected<void>
+    remove(const Resource& resource, std::string_view ns, std::string_view name,
+           std::optional<std::string> resource_version = std::nullopt) override;
     util::Expected<nlohmann::json> merge_patch(const Resource& resource, std::string_view ns,
                                                std::string_view name, const nlohmann::json& patch,
-                                               std::string_view subresource = {});
+                                               std::string_view subresource = {}) override;
     // An RFC 6902 patch; with a resourceVersion, a `test` on /metadata/resourceVersion runs
     // first, so the patch applies only to that version (the server answers 422 otherwise,
     // turned into a conflict here).
     util::Expected<nlohmann::json> json_patch(const Resource& resource, std::string_view ns,
                                               std::string_view name, nlohmann::json operations,
                                               std::optional<std::string> resource_version,
-                                              std::string_view subresource = {});
+                                              std::string_view subresource = {}) override;
     // Server-side apply of a (partial) object that names itself (apiVersion, kind, name).
     util::Expected<nlohmann::json> apply(const Resource& resource, std::string_view ns,
                                          const nlohmann::json& object, const ApplyOptions& options,
-                                         std::string_view subresource = {});
+                                         std::string_view subresource = {}) override;
 
     // One request, any verb: a 2xx body parsed as JSON, anything else an Error.
     util::Expected<nlohmann::json> call(Method method, const std::string& path,

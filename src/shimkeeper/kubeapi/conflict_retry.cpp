@@ -3,7 +3,7 @@
 namespace shimkeeper::kubeapi {
 
 util::Expected<nlohmann::json> update_with_retry(
-    Client& client, const Resource& resource, std::string_view ns, std::string_view name,
+    ApiClient& client, const Resource& resource, std::string_view ns, std::string_view name,
     const std::function<util::Expected<Changed>(nlohmann::json&)>& change, int attempts) {
     std::string last_conflict;
     for (int attempt = 0; attempt < attempts; ++attempt) {

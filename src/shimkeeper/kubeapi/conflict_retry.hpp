@@ -3,7 +3,7 @@
 // must be a function of that object, not of anything read earlier.
 #pragma once
 
-#include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/api_client.hpp"
 
 #include <functional>
 
@@ -15,7 +15,7 @@ enum class Changed { no, yes };
 // without a write and returns the object as read. Conflicts beyond `attempts` are an Error
 // saying so.
 util::Expected<nlohmann::json> update_with_retry(
-    Client& client, const Resource& resource, std::string_view ns, std::string_view name,
+    ApiClient& client, const Resource& resource, std::string_view ns, std::string_view name,
     const std::function<util::Expected<Changed>(nlohmann::json&)>& change, int attempts = 5);
 
 } // namespace shimkeeper::kubeapi

@@ -5,7 +5,7 @@
 // caller: an Error is returned, never thrown, and the caller logs it and goes on.
 #pragma once
 
-#include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/api_client.hpp"
 
 #include <chrono>
 #include <string>
@@ -42,7 +42,7 @@ nlohmann::json build_event(const EventSource& source, const ObjectReference& reg
 
 class EventRecorder {
 public:
-    EventRecorder(Client& client, EventSource source)
+    EventRecorder(ApiClient& client, EventSource source)
         : m_client(client), m_source(std::move(source)) {}
 
     util::Expected<nlohmann::json> emit(const ObjectReference& regarding, EventType type,
@@ -50,7 +50,7 @@ public:
                                         const std::string& note);
 
 private:
-    Client& m_client;
+    ApiClient& m_client;
     EventSource m_source;
 };
 

@@ -20,7 +20,7 @@ json LeaderElector::spec_for_us(const json& old_spec) const {
     return spec;
 }
 
-util::Expected<bool> LeaderElector::create_lease(Client& client, Clock::time_point now) {
+util::Expected<bool> LeaderElector::create_lease(ApiClient& client, Clock::time_point now) {
     std::string stamp = micro_time(std::chrono::system_clock::now());
     json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                   {"kind", "Lease"},
@@ -59,7 +59,7 @@ void LeaderElector::note_record(const json& spec, Clock::time_point now) {
     }
 }
 
-util::Expected<bool> LeaderElector::read_and_judge(Client& client, Clock::time_point now) {
+util::Expected<bool> LeaderElector::read_and_judge(ApiClient& client, Clock::time_point now) {
     auto lease = client.get(leases_resource(), m_settings.ns, m_settings.name);
     if (!lease) {
         if (lease.error().code() == util::ErrorCode::not_found) {
@@ -76,7 +76,7 @@ util::Expected<bool> LeaderElector::read_and_judge(Client& client, Clock::time_p
     return judge_and_write(client, std::move(*lease), now, false);
 }
 
-util::Expected<bool> LeaderElector::judge_and_write(Client& client, json lease,
+util::Expected<bool> LeaderElector::judge_and_write(ApiClient& client, json lease,
                                                     Clock::time_point now,
                                                     bool reread_on_conflict) {
     json spec = lease.value("spec", json::object());
@@ -112,7 +112,7 @@ util::Expected<bool> LeaderElector::judge_and_write(Client& client, json lease,
     return true;
 }
 
-util::Expected<bool> LeaderElector::try_acquire_or_renew(Client& client, Clock::time_point now) {
+util::Expected<bool> LeaderElector::try_acquire_or_renew(ApiClient& client, Clock::time_point now) {
     if (!m_watched || m_known_stale) {
         return read_and_judge(client, now);
     }
@@ -153,7 +153,7 @@ bool LeaderElector::is_leader(Clock::time_point now) const {
     return m_renewed_at && now < *m_renewed_at + m_settings.renew_deadline;
 }
 
-util::Expected<void> LeaderElector::release(Client& client) {
+util::Expected<void> LeaderElector::release(ApiClient& client) {
     if (!m_renewed_at) {
         return {};
     }

@@ -20,7 +20,7 @@
 // observe() every round reads the Lease, as client-go's does.
 #pragma once
 
-#include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/api_client.hpp"
 
 #include <chrono>
 #include <optional>
@@ -46,7 +46,8 @@ public:
     explicit LeaderElector(LeaseSettings settings) : m_settings(std::move(settings)) {}
 
     // One round through `client`. True when we hold the lease after it.
-    util::Expected<bool> try_acquire_or_renew(Client& client, Clock::time_point now = Clock::now());
+    util::Expected<bool> try_acquire_or_renew(ApiClient& client,
+                                              Clock::time_point now = Clock::now());
     // The Lease as a watch last saw it (nullopt: it does not exist).
     void observe(const std::optional<nlohmann::json>& lease, Clock::time_point now = Clock::now());
     // How long until a round can change anything: retry_period while leading or when the Lease
@@ -57,15 +58,15 @@ public:
     // When our last successful write as holder was (nullopt: none since the last release).
     std::optional<Clock::time_point> renewed_at() const { return m_renewed_at; }
     // Gives the lease up if we hold it, so that another candidate takes over without waiting.
-    util::Expected<void> release(Client& client);
+    util::Expected<void> release(ApiClient& client);
 
     const std::string& observed_holder() const { return m_observed_holder; }
 
 private:
-    util::Expected<bool> create_lease(Client& client, Clock::time_point now);
-    util::Expected<bool> judge_and_write(Client& client, nlohmann::json lease,
+    util::Expected<bool> create_lease(ApiClient& client, Clock::time_point now);
+    util::Expected<bool> judge_and_write(ApiClient& client, nlohmann::json lease,
                                          Clock::time_point now, bool reread_on_conflict);
-    util::Expected<bool> read_and_judge(Client& client, Clock::time_point now);
+    util::Expected<bool> read_and_judge(ApiClient& client, Clock::time_point now);
     void note_record(const nlohmann::json& spec, Clock::time_point now);
     nlohmann::json spec_for_us(const nlohmann::json& old_spec) const;
 

@@ -8,6 +8,7 @@
 // elector back with stop() when the term ends.
 #pragma once
 
+#include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/leader_election.hpp"
 #include "shimkeeper/util/periodic_worker.hpp"
 

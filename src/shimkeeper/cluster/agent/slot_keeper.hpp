@@ -67,7 +67,7 @@ HeldSlot held_of(const model::SlotLease& grant);
 class SlotKeeper {
 public:
     // `me`: this node, whose Node it writes.
-    SlotKeeper(kubeapi::Client& client, std::string ns, std::string me)
+    SlotKeeper(kubeapi::ApiClient& client, std::string ns, std::string me)
         : m_client(client), m_ns(std::move(ns)), m_me(std::move(me)) {}
 
     // Takes the slot granted to this node (decision.existing: the grant as its watch showed it):
@@ -91,7 +91,7 @@ private:
     // Reads the grant: true while it is this node's (held.lease updated), false with held.lost.
     util::Expected<bool> read_grant(HeldSlot& held);
 
-    kubeapi::Client& m_client;
+    kubeapi::ApiClient& m_client;
     std::string m_ns;
     std::string m_me;
 };

@@ -16,7 +16,7 @@ WriteRefusalNotices& WriteRefusalNotices::of_this_process() {
 }
 
 std::optional<util::Error>
-WriteRefusalNotices::after_write(kubeapi::Client& client, const std::string& node,
+WriteRefusalNotices::after_write(kubeapi::ApiClient& client, const std::string& node,
                                  const std::vector<kubeapi::ObjectReference>& shims,
                                  const std::string& action, const util::Error* refused) {
     // 401 and 403 (refused), and 400 or 422 (invalid_input): a ValidatingAdmissionPolicy denies

@@ -6,7 +6,7 @@
 // thread, a take) are short-lived objects on two threads, and what they told must outlive them.
 #pragma once
 
-#include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/api_client.hpp"
 #include "shimkeeper/kubeapi/event_recorder.hpp"
 #include "shimkeeper/util/error.hpp"
 
@@ -30,7 +30,7 @@ public:
     // After a write of `action` ("HoldSlot", "ReportState") for these Shims to Node `node`:
     // `refused` is its error when it failed (anything but a refusal is not told). Returns why an
     // Event could not be sent, for the caller's log.
-    std::optional<util::Error> after_write(kubeapi::Client& client, const std::string& node,
+    std::optional<util::Error> after_write(kubeapi::ApiClient& client, const std::string& node,
                                            const std::vector<kubeapi::ObjectReference>& shims,
                                            const std::string& action, const util::Error* refused);
 

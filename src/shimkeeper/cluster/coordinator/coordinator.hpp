@@ -31,6 +31,7 @@
 
 #include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
 #include "shimkeeper/cluster/model/slot_board.hpp"
+#include "shimkeeper/kubeapi/client.hpp"
 #include "shimkeeper/kubeapi/curl_event_loop.hpp"
 #include "shimkeeper/kubeapi/leader_election.hpp"
 #include "shimkeeper/kubeapi/leader_renewal.hpp"

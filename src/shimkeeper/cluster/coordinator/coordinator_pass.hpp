@@ -31,7 +31,7 @@
 #include "shimkeeper/cluster/model/slot_lease.hpp"
 #include "shimkeeper/cluster/model/slot_view.hpp"
 #include "shimkeeper/cluster/model/write_refusals.hpp"
-#include "shimkeeper/kubeapi/client.hpp"
+#include "shimkeeper/kubeapi/api_client.hpp"
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
 #include "shimkeeper/kubeapi/event_recorder.hpp"
 #include "shimkeeper/util/log.hpp"
@@ -90,8 +90,8 @@ inline constexpr std::chrono::milliseconds k_grant_batch_time{200};
 
 class CoordinatorPass {
 public:
-    CoordinatorPass(kubeapi::Client& client, kubeapi::EventRecorder& events, const util::Log& log,
-                    std::function<bool()> leading)
+    CoordinatorPass(kubeapi::ApiClient& client, kubeapi::EventRecorder& events,
+                    const util::Log& log, std::function<bool()> leading)
         : m_client(client), m_events(events), m_log(log), m_leading(std::move(leading)) {}
 
     PassOutcome run(ClusterView& view, TermMemory& term);
@@ -133,7 +133,7 @@ private:
     // True once a request of this pass got no answer; the pass then counts as failed.
     bool api_silent();
 
-    kubeapi::Client& m_client;
+    kubeapi::ApiClient& m_client;
     kubeapi::EventRecorder& m_events;
     const util::Log& m_log;
     std::function<bool()> m_leading;

@@ -1,0 +1,154 @@
+// A node's side of its rollout slots (slot_keeper.hpp) against the in-memory API server: what the
+// node writes on its own Node when it takes, renews, releases or fails a slot, and when it stops
+// trusting a grant.
+#include "fake_api_client.hpp"
+#include "shimkeeper/cluster/agent/slot_keeper.hpp"
+#include "shimkeeper/cluster/model/slot_grant.hpp"
+#include "shimkeeper/cluster/model/slot_hold.hpp"
+#include "shimkeeper/cluster/model/write_refusals.hpp"
+#include "shimkeeper/kubeapi/object_meta.hpp"
+
+#include <gtest/gtest.h>
+
+namespace shimkeeper::cluster::agent {
+namespace {
+
+using kubeapi::FakeApiClient;
+using nlohmann::json;
+
+const std::string k_ns = "shimkeeper";
+const std::string k_me = "n1";
+
+class SlotKeeperTest : public ::testing::Test {
+protected:
+    SlotKeeperTest() { api.put(kubeapi::nodes_resource(), "", {{"metadata", {{"name", k_me}}}}); }
+
+    // The coordinator's grant of slot 0 to `holder`, as the API server stores it.
+    json grant(const std::string& holder) {
+        return api.put(
+            kubeapi::leases_resource(), k_ns,
+            model::granted_slot_lease({target, 0, holder}, "2026-11-30T01:00:00.000000Z"));
+    }
+
+    util::Expected<std::optional<HeldSlot>> take(const json& lease) {
+        seen = {model::slot_lease_of(lease), std::chrono::steady_clock::now()};
+        model::SlotDecision decision;
+        decision.kind = model::SlotDecision::Kind::hold;
+        decision.index = 0;
+        decision.existing = &seen;
+        return keeper.take(target, decision);
+    }
+
+    // This node's entry for the Shim on its own Node, as the API server has it.
+    std::optional<model::SlotHold> entry() const {
+        const json node = *api.find(kubeapi::nodes_resource(), "", k_me);
+        const json annotations = node["metadata"].value("annotations", json::object());
+        const auto text = annotations.find(model::slot_hold_key(target.shim));
+        if (text == annotations.end()) {
+            return std::nullopt;
+        }
+        return model::slot_hold_of(text->get<std::string>());
+    }
+
+    model::RolloutTarget target{"spin", "u-1", 3, 1};
+    FakeApiClient api;
+    SlotKeeper keeper{api, k_ns, k_me};
+    model::SlotSeen seen;
+};
+
+TEST_F(SlotKeeperTest, ATakeWritesTheEntryOnTheOwnNodeThenConfirmsTheGrant) {
+    const json lease = grant(k_me);
+    const auto held = take(lease);
+    ASSERT_TRUE(held) << held.error().message();
+    ASSERT_TRUE(held->has_value());
+    const HeldSlot& slot = **held;
+    EXPECT_EQ(slot.hold.lease, kubeapi::name_of(lease));
+    EXPECT_EQ(slot.hold.grant, lease["metadata"]["uid"]) << "the grant is the Lease's uid";
+    EXPECT_EQ(entry(), slot.hold);
+    EXPECT_EQ(why_slot_not_fresh(slot, std::chrono::steady_clock::now()), std::nullopt);
+    EXPECT_EQ(api.calls(),
+              (std::vector<FakeApiClient::Call>{{"merge_patch", "nodes", k_me},
+                                                {"get", "leases", kubeapi::name_of(lease)}}))
+        << "the entry first, then the grant read: never a write to the Lease";
+}
+
+TEST_F(SlotKeeperTest, AGrantRevokedBeforeTheTakeIsNotHeld) {
+    json lease = grant(k_me);
+    const auto judged = lease;
+    lease["metadata"]["annotations"][model::k_slot_revoked_key] = "not renewed";
+    api.put(kubeapi::leases_resource(), k_ns, lease);
+    const auto held = take(judged);
+    ASSERT_TRUE(held);
+    EXPECT_FALSE(held->has_value());
+    EXPECT_TRUE(entry()) << "the entry is written all the same: it is what withdraws a revoke";
+}
+
+TEST_F(SlotKeeperTest, AGrantGoneBeforeTheTakeIsNotHeld) {
+    const json lease = grant(k_me);
+    ASSERT_TRUE(api.remove(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease)));
+    const auto held = take(lease);
+    ASSERT_TRUE(held);
+    EXPECT_FALSE(held->has_value());
+}
+
+TEST_F(SlotKeeperTest, ARenewalRewritesTheEntryAndConfirmsTheGrantAgain) {
+    auto held = take(grant(k_me)).value().value();
+    held.committing = std::chrono::seconds(40);
+    ASSERT_TRUE(keeper.renew(held));
+    EXPECT_FALSE(held.hold.renewed.empty());
+    EXPECT_EQ(entry(), held.hold);
+    EXPECT_EQ(held.confirmed_committing, std::chrono::seconds(40));
+    EXPECT_EQ(why_slot_not_committed(held, std::chrono::steady_clock::now()), std::nullopt);
+}
+
+TEST_F(SlotKeeperTest, ARenewalFindsAGrantMadeAnewForAnotherNodeAndLetsItGo) {
+    const json lease = grant(k_me);
+    auto held = take(lease).value().value();
+    ASSERT_TRUE(api.remove(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease)));
+    grant("n2"); // the same name, another grant
+    const auto renewed = keeper.renew(held);
+    ASSERT_FALSE(renewed);
+    EXPECT_EQ(renewed.error().code(), util::ErrorCode::conflict);
+    EXPECT_TRUE(held.gone);
+    EXPECT_NE(held.lost.find("n2"), std::string::npos) << held.lost;
+    EXPECT_TRUE(why_slot_not_fresh(held, std::chrono::steady_clock::now()));
+}
+
+TEST_F(SlotKeeperTest, AReleaseSaysDoneAndAFailureSaysItsReason) {
+    const auto held = take(grant(k_me)).value().value();
+    ASSERT_TRUE(keeper.release(held));
+    EXPECT_TRUE(entry()->done);
+    const auto failed = keeper.fail(held, "health check failed");
+    ASSERT_TRUE(failed);
+    EXPECT_EQ(*failed, held.hold.lease);
+    EXPECT_EQ(entry()->failed, "health check failed");
+    EXPECT_TRUE(api.calls_of("update", "leases").empty()) << "the node writes no Lease";
+}
+
+TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
+    target.shim = "refused-here"; // the notices are per process: a Shim of this test alone
+    const json lease = grant(k_me);
+    api.fail_next("merge_patch", "nodes",
+                  util::Error(util::ErrorCode::refused, "nodes \"n1\" is forbidden (HTTP 403)"));
+    const auto held = take(lease);
+    ASSERT_FALSE(held);
+    EXPECT_EQ(held.error().code(), util::ErrorCode::refused);
+    EXPECT_FALSE(entry());
+    auto events = api.objects(kubeapi::events_resource(), "default");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].value("type", ""), "Warning");
+    EXPECT_EQ(events[0].value("reason", ""), model::k_write_refused);
+    EXPECT_EQ(events[0]["regarding"].value("name", ""), "refused-here");
+
+    ASSERT_TRUE(take(lease)) << "accepted again";
+    events = api.objects(kubeapi::events_resource(), "default");
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(std::ranges::count_if(events,
+                                    [](const json& event) {
+                                        return event.value("reason", "") == model::k_write_accepted;
+                                    }),
+              1);
+}
+
+} // namespace
+} // namespace shimkeeper::cluster::agent
