@@ -81,6 +81,7 @@ protected:
     util::Log log{util::LogLevel::error};
     bool leading = true;
     ClusterView view;
+    TermMemory term; // what the term remembers between passes
     CoordinatorPass pass{api, events, log, [this] {
                              return leading;
                          }};
@@ -88,7 +89,7 @@ protected:
 
 TEST_F(CoordinatorPassTest, ANewShimGetsTheFinalizerItsRuntimeClassAndAStatus) {
     add_shim(agent::fixtures::shim_object("spin", 1, agent::fixtures::k_sha_a));
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     EXPECT_TRUE(outcome.errors.empty());
     const json shim = *api.find(model::shims_resource(), "", "spin");
     EXPECT_TRUE(has_finalizer(shim));
@@ -100,7 +101,7 @@ TEST_F(CoordinatorPassTest, ANewShimGetsTheFinalizerItsRuntimeClassAndAStatus) {
     EXPECT_EQ(api.calls_of("create", "events").size(), 1u) << "RuntimeClassCreated";
 
     api.clear_calls();
-    pass.run(view);
+    pass.run(view, term);
     EXPECT_TRUE(writes().empty()) << "a second pass over the same view writes nothing";
 }
 
@@ -108,14 +109,14 @@ TEST_F(CoordinatorPassTest, ANodeAskingForASlotOfARollingShimGetsALeaseNamingIt)
     const json shim = add_shim(rolling_shim("spin", 1));
     add_node_asking("n2", shim);
     add_node_asking("n1", shim);
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     EXPECT_TRUE(outcome.errors.empty());
     EXPECT_EQ(slot_holders(),
               (std::map<std::string, std::string>{{model::slot_lease_name("spin", 0), "n1"}}))
         << "one slot (maxUpdate 1), to the first node by name";
 
-    pass.run(view); // before the watch shows the grant
-    pass.run_grants(view, " (at once)");
+    pass.run(view, term); // before the watch shows the grant
+    pass.run_grants(view, term, " (at once)");
     EXPECT_EQ(slot_holders().size(), 1u) << "a grant the watch has not shown is not made again";
 }
 
@@ -124,7 +125,7 @@ TEST_F(CoordinatorPassTest, NoMoreSlotsAreGrantedThanMaxUpdate) {
     for (const std::string node : {"n1", "n2", "n3"}) {
         add_node_asking(node, shim);
     }
-    pass.run(view);
+    pass.run(view, term);
     EXPECT_EQ(slot_holders(),
               (std::map<std::string, std::string>{{model::slot_lease_name("spin", 0), "n1"},
                                                   {model::slot_lease_name("spin", 1), "n2"}}));
@@ -135,7 +136,7 @@ TEST_F(CoordinatorPassTest, ANodeTheShimDoesNotSelectGetsNoSlot) {
     add_node_asking("n1", shim);
     model::NodeView& node = view.nodes.at("n1");
     node.labels.erase("wasm");
-    pass.run(view);
+    pass.run(view, term);
     EXPECT_TRUE(slot_holders().empty());
 }
 
@@ -143,12 +144,12 @@ TEST_F(CoordinatorPassTest, APassThatIsNotLeadingWritesNothing) {
     const json shim = add_shim(rolling_shim("spin", 1));
     add_node_asking("n1", shim);
     leading = false;
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     EXPECT_TRUE(outcome.interrupted);
     EXPECT_TRUE(writes().empty());
     EXPECT_FALSE(has_finalizer(*api.find(model::shims_resource(), "", "spin")));
 
-    const PassOutcome grants = pass.run_grants(view, " (at once)");
+    const PassOutcome grants = pass.run_grants(view, term, " (at once)");
     EXPECT_TRUE(grants.interrupted);
     EXPECT_TRUE(api.calls().empty());
     EXPECT_TRUE(slot_holders().empty());
@@ -160,7 +161,7 @@ TEST_F(CoordinatorPassTest, ARefusedCreateIsReportedAndThePassGoesOn) {
     api.fail_next("create", "runtimeclasses",
                   util::Error(util::ErrorCode::refused,
                               "runtimeclasses.node.k8s.io is forbidden (HTTP 403 Forbidden)"));
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     ASSERT_EQ(outcome.errors.size(), 1u);
     EXPECT_EQ(outcome.errors.front().code(), util::ErrorCode::refused);
     EXPECT_NE(outcome.errors.front().message().find("RuntimeClass spin"), std::string::npos)
@@ -179,7 +180,7 @@ TEST_F(CoordinatorPassTest, ARequestWithNoAnswerStopsThePass) {
     add_shim(agent::fixtures::shim_object("wasm", 1, agent::fixtures::k_sha_b));
     api.fail_next("update", "shims",
                   util::Error(util::ErrorCode::network, "PUT /apis/...: timed out"));
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     ASSERT_FALSE(outcome.errors.empty());
     EXPECT_EQ(outcome.errors.front().code(), util::ErrorCode::network);
     EXPECT_EQ(api.calls(), (std::vector<FakeApiClient::Call>{{"get", "shims", "spin"},
@@ -199,7 +200,7 @@ TEST_F(CoordinatorPassTest, AReleasedSlotOfAShimThatIsGoneIsDeleted) {
     const json lease =
         api.put(kubeapi::leases_resource(), k_ns, model::slot_lease_for(target, 0, "", k_since));
     view.slots.push_back({model::slot_lease_of(lease), std::chrono::steady_clock::now()});
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     EXPECT_TRUE(outcome.errors.empty());
     EXPECT_TRUE(slot_holders().empty());
 }
@@ -210,7 +211,7 @@ TEST_F(CoordinatorPassTest, ASlotThatChangedSinceTheViewIsNotDeleted) {
         api.put(kubeapi::leases_resource(), k_ns, model::slot_lease_for(target, 0, "", k_since));
     view.slots.push_back({model::slot_lease_of(lease), std::chrono::steady_clock::now()});
     api.put(kubeapi::leases_resource(), k_ns, lease); // a newer version the watch has not shown
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     EXPECT_TRUE(outcome.errors.empty()) << "a conflict waits for the watch, it is no failure";
     EXPECT_EQ(api.calls_of("remove", "leases").size(), 1u);
     EXPECT_EQ(slot_holders().size(), 1u) << "deleted only at the version judged";
@@ -223,7 +224,7 @@ TEST_F(CoordinatorPassTest, AHeldSlotNotRenewedForLongIsRevokedNotDeleted) {
         api.put(kubeapi::leases_resource(), k_ns, model::slot_lease_for(target, 0, "n1", k_since));
     const auto long_ago = std::chrono::steady_clock::now() - std::chrono::hours(1);
     view.slots.push_back({model::slot_lease_of(lease), long_ago});
-    const PassOutcome outcome = pass.run(view);
+    const PassOutcome outcome = pass.run(view, term);
     EXPECT_TRUE(outcome.errors.empty());
     const auto revoked = api.find(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease));
     ASSERT_TRUE(revoked) << "its holder may still be working: revoked first";
