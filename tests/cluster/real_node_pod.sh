@@ -20,7 +20,7 @@
 #     stays Pending), the handler stays in containerd's config and CRI, the RuntimeClass stays, the
 #     annotation says removing, blocked by the Pod. The Pod deleted: the kubelet stops and removes
 #     its sandbox, the handler goes from CRI and the config, then the RuntimeClass and the Shim.
-# seconds-about: 150
+# seconds-about: 120
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"
