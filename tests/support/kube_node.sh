@@ -37,10 +37,10 @@
 #   - No kube-proxy: the `kubernetes` Service's ClusterIP leads nowhere. A Pod that needs the API
 #     server uses hostNetwork and the API server's own address (127.0.0.1), given to it.
 #   - Private mounts: the kubelet mounts Pod volumes under its --root-dir (inside NODE_DIR) and
-#     writes log links to the fixed /var/log/containers; both are in the node's private mount
-#     namespace (a tmpfs on /var/log/containers and on /run/netns, so nothing is left on the host
-#     but that empty folder). kube_node_down unmounts everything under the root dir before
-#     node_down removes the folder.
+#     writes log links to the fixed /var/log/containers; containerd's CNI keeps results in the fixed
+#     /var/lib/cni and network namespaces in /run/netns. A tmpfs on each, in the node's private
+#     mount namespace, keeps them off the host (which is left only those folders, empty).
+#     kube_node_down unmounts everything under the root dir before node_down removes the folder.
 #   - Ports: every listener (kubelet, its healthz, the controller manager's and scheduler's secure
 #     ports) takes a free port on 127.0.0.1; ctest runs cluster scenarios two at a time.
 
@@ -86,10 +86,14 @@ kube_node_up() {
     kube_node_log "Node $name Ready after $((SECONDS - start)) s"
 }
 
+# Fixed host paths the kubelet and containerd's CNI write (log links, network namespaces, the CNI
+# result cache), private to this node's mount namespace.
 kube_node_private_mounts() {
-    mkdir -p /var/log/containers /run/netns
-    mount -t tmpfs -o mode=0755 tmpfs /var/log/containers
-    mount -t tmpfs -o mode=0755 tmpfs /run/netns
+    local dir
+    for dir in /var/log/containers /run/netns /var/lib/cni; do
+        mkdir -p "$dir"
+        mount -t tmpfs -o mode=0755 tmpfs "$dir"
+    done
 }
 
 kube_node_images() {
