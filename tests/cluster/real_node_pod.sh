@@ -15,7 +15,8 @@
 #     installs it, labels the Node; the coordinator writes RuntimeClass demo; a Pod with
 #     runtimeClassName demo is scheduled by kube-scheduler onto node-a and reaches Running, its
 #     containerd container runs on runtime io.containerd.demo.v2 and its process's parent is the
-#     installed containerd-shim-demo-v2. The broken Pod is still Pending after that pass.
+#     installed containerd-shim-demo-v2, as is its sandbox's (the imported pause image). The broken
+#     Pod is still Pending after that pass.
 #   - The drain promise: Shim demo deleted while the Pod runs: the label goes (a new demo Pod
 #     stays Pending), the handler stays in containerd's config and CRI, the RuntimeClass stays, the
 #     annotation says removing, blocked by the Pod. The Pod deleted: the kubelet stops and removes
@@ -107,6 +108,15 @@ shim_exe=$(readlink "/proc/$shim_pid/exe")
 [[ $shim_exe == "$NODE_STORE_DIR/store/sha256/"*/containerd-shim-demo-v2 ]] ||
     fail "the Pod's process $pid runs under $shim_exe, not the installed containerd-shim-demo-v2"
 echo "ok: the Pod's container $container: runtime $runtime, parent $shim_exe (pid $shim_pid)"
+sandbox=$(ctr -a "$NODE_SOCKET" -n k8s.io containers ls -q \
+    'labels."io.cri-containerd.kind"==sandbox,labels."io.kubernetes.pod.name"==on-demo')
+[[ -n $sandbox && $sandbox != *$'\n'* ]] || fail "not one sandbox container of Pod on-demo: '$sandbox'"
+sandbox_image=$(ctr -a "$NODE_SOCKET" -n k8s.io containers info "$sandbox" | jq -r .Image)
+[[ $sandbox_image == "$NODE_PAUSE_IMAGE" ]] ||
+    fail "the Pod's sandbox $sandbox runs image '$sandbox_image', not the imported $NODE_PAUSE_IMAGE"
+[[ "$(node_pod_shim_exe "$sandbox")" == "$shim_exe" ]] ||
+    fail "the Pod's sandbox does not run under the same installed shim"
+echo "ok: its sandbox $sandbox runs $sandbox_image under the same shim"
 unschedulable_by_selector on-broken ||
     fail "Pod on-broken is no longer refused: $(pod_scheduled on-broken), on $(kube_admin get pod on-broken -o jsonpath='{.spec.nodeName}')"
 echo "ok: Pod on-broken still Pending: $(pod_scheduled on-broken)"
