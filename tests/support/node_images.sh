@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Container images for the test node without any registry: a busybox rootfs for
-# `ctr run --rootfs`, and a pause image for CRI sandboxes built with Debian's umoci and skopeo.
-# Sourced by node_harness.sh.
+# `ctr run --rootfs`, and, built with Debian's umoci and skopeo, a pause image for CRI sandboxes
+# and a workload image for a real kubelet's Pods (kube_node.sh). Sourced by node_harness.sh.
 
 # node_cache_dir: where built artifacts are kept between tests (the build dir when known).
 node_cache_dir() {
@@ -92,6 +92,7 @@ k_node_workload_entrypoint=(/bin/sh -c "echo workload up; trap 'exit 0' TERM INT
 # node_workload_image: builds (once) and imports the workload image; prints its name.
 node_workload_image() {
     local key ref archive
+    [[ -x /bin/busybox ]] || node_skip "busybox-static is not installed"
     key=$({
         sha256sum /bin/busybox
         printf '%s\n' "${k_node_workload_entrypoint[@]}"
@@ -99,7 +100,6 @@ node_workload_image() {
     } | sha256sum | cut -c1-12)
     ref=localhost/shimkeeper-workload:$key
     archive=${SHIMKEEPER_CACHE:-/var/cache/shimkeeper-test}/images/shimkeeper-workload-$key.tar
-    [[ -x /bin/busybox ]] || node_skip "busybox-static is not installed"
     node_build_busybox_archive "$archive" "$ref" "${k_node_workload_entrypoint[@]}" >/dev/null &&
         node_import_archive "$archive" "$ref" || return 1
     printf '%s\n' "$ref"
