@@ -44,6 +44,9 @@
 #   - Ports: every listener (kubelet, its healthz, the controller manager's and scheduler's secure
 #     ports) takes a free port on 127.0.0.1; ctest runs cluster scenarios two at a time.
 
+# Where Debian's containernetworking-plugins puts the plugins.
+k_kube_node_cni_bin=/usr/lib/cni
+
 kube_node_log() { printf '[kube-node] %s\n' "$*" >&2; }
 
 kube_node_require() {
@@ -60,8 +63,6 @@ kube_node_require() {
     done
     command -v ip >/dev/null || kube_skip "ip is not installed (iproute2)"
 }
-
-k_kube_node_cni_bin=/usr/lib/cni
 
 kube_node_up() {
     local name=$1 start=$SECONDS
