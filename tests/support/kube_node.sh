@@ -41,6 +41,9 @@
 #     /var/lib/cni and network namespaces in /run/netns. A tmpfs on each, in the node's private
 #     mount namespace, keeps them off the host (which is left only those folders, empty).
 #     kube_node_down unmounts everything under the root dir before node_down removes the folder.
+#   - The kubelet serves on 127.0.0.1 only and refuses a loopback node IP for the Node's
+#     addresses (its log says so every status update), so `kubectl logs`/`exec` do not reach it;
+#     the scenarios need neither.
 #   - Ports: every listener (kubelet, its healthz, the controller manager's and scheduler's secure
 #     ports) takes a free port on 127.0.0.1; ctest runs cluster scenarios two at a time.
 
