@@ -47,7 +47,7 @@ util::Expected<std::unique_ptr<EndpointServer>> EndpointServer::start(const List
     };
     // SO_REUSEADDR only: the library's default adds SO_REUSEPORT, with which a second process
     // would share the port silently instead of being refused.
-    server.set_socket_options([](httplib::socket_t socket) {
+    server.set_socket_options([](socket_t socket) {
         int yes = 1;
         ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     });
