@@ -49,7 +49,12 @@ public:
 
 private:
     mutable std::mutex m_mutex;
-    CoordinatorReading m_reading{.unready = "the coordinator has not started yet"};
+    CoordinatorReading m_reading = not_started();
+    static CoordinatorReading not_started() {
+        CoordinatorReading reading;
+        reading.unready = "the coordinator has not started yet";
+        return reading;
+    }
     std::atomic<Clock::rep> m_progress{0};
 };
 
