@@ -18,7 +18,10 @@
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 kube_require_peers
-python3 -c 'import prometheus_client.parser' 2>/dev/null ||
+# Debian's python3 (the package python3-prometheus-client is for it), whichever python3 is first
+# on PATH.
+PROM_PYTHON=/usr/bin/python3
+"$PROM_PYTHON" -c 'import prometheus_client.parser' 2>/dev/null ||
     skip "python3-prometheus-client is not installed (scripts/install-deps)"
 [[ ! -e /etc/shimkeeper/shimkeeper.toml ]] ||
     skip "/etc/shimkeeper/shimkeeper.toml exists here: a Pod has none, and coordinate would read it"
@@ -93,7 +96,7 @@ start_in_pod pod_b "$port_b"
 metric() {
     local port=$1
     shift
-    curl -sf "http://127.0.0.1:$port/metrics" | python3 -c '
+    curl -sf "http://127.0.0.1:$port/metrics" | "$PROM_PYTHON" -c '
 import sys
 from prometheus_client.parser import text_string_to_metric_families
 name, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])

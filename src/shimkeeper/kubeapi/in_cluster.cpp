@@ -21,7 +21,7 @@ util::Expected<std::string> account_file(const std::filesystem::path& dir, const
     const std::filesystem::path file = dir / name;
     auto text = util::read_file(file);
     if (!text) {
-        return util::fail(ErrorCode::not_found,
+        return util::fail(ErrorCode::invalid_input,
                           "in-cluster configuration: cannot read " + file.string() +
                               " (is a ServiceAccount token mounted? automountServiceAccountToken "
                               "must not be false)");
