@@ -179,9 +179,14 @@ pass "RuntimeClass written; /metrics counts the grant to node-a and node-a insta
 # --- the token rotates and the old one stops working; no restart
 kube_admin -n shimkeeper-system delete serviceaccount shimkeeper-coordinator >/dev/null
 kube_admin -n shimkeeper-system create serviceaccount shimkeeper-coordinator >/dev/null
-code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$KUBE_CA" \
-    -H "Authorization: Bearer $old_token" "$KUBE_SERVER/api")
-[[ $code == 401 ]] || fail "the old token is still accepted after the ServiceAccount was replaced ($code)"
+# The API server caches a token it accepted for a few seconds: wait until it refuses the old one,
+# so that nothing the coordinators do from here on can pass with it.
+old_token_refused() {
+    [[ $(curl -s -o /dev/null -w '%{http_code}' --cacert "$KUBE_CA" \
+        -H "Authorization: Bearer $old_token" "$KUBE_SERVER/api") == 401 ]]
+}
+kube_wait_for 60 old_token_refused ||
+    fail "the old token is still accepted a minute after the ServiceAccount was replaced"
 mount_token "$(coordinator_token)" 2
 rm -rf "$SA/..1"
 kube_shim_yaml second "https://example.org/second.tar.gz" "$(printf '%064d' 0)" |
