@@ -3,9 +3,9 @@
 #include "shimkeeper/kubeapi/bearer_token.hpp"
 #include "support/temp_dir_test.hpp"
 
+#include <fcntl.h>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace fs = std::filesystem;
