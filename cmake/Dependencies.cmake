@@ -4,6 +4,8 @@ pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
 # kubeconfig only (src/shimkeeper/kubeapi); the API itself speaks JSON.
 pkg_check_modules(YAMLCPP REQUIRED IMPORTED_TARGET yaml-cpp)
+# The coordinator's probes and /metrics (src/shimkeeper/httpserve) only.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(tomlplusplus REQUIRED)

@@ -120,7 +120,14 @@ int run_app(int argc, char** argv) {
     coordinate->add_option("--identity", identity,
                            "this candidate's name in the Lease's holderIdentity (default: the "
                            "host's name and a random suffix); unique among the coordinators");
-    on_run(coordinate, [&options, &identity] { return run_coordinate_command(options, identity); });
+    std::string listen;
+    coordinate->add_option("--listen", listen,
+                           "serve /healthz, /readyz and Prometheus /metrics on ADDRESS:PORT "
+                           "(0.0.0.0:8080, [::1]:8080, :8080 for every IPv4 address); default: "
+                           "no endpoint");
+    on_run(coordinate, [&options, &identity, &listen] {
+        return run_coordinate_command(options, identity, listen);
+    });
 
     try {
         app.parse(argc, argv);

@@ -24,7 +24,9 @@ int run_reset_command(const GlobalOptions& options, reconcile::Restart restart);
 // containerd_version: the image's, or empty to read it from the image's dpkg status.
 int run_bake_command(const GlobalOptions& options, const std::string& containerd_version);
 // identity: this candidate's holderIdentity, or empty for the host's name and a random suffix.
-int run_coordinate_command(const GlobalOptions& options, const std::string& identity);
+// listen: --listen's ADDRESS:PORT for /healthz, /readyz and /metrics; empty: none served.
+int run_coordinate_command(const GlobalOptions& options, const std::string& identity,
+                           const std::string& listen);
 
 // Runs a command body with a fresh Context; reports an Error on stderr and maps it to an exit code.
 int run_with_context(const GlobalOptions& options,

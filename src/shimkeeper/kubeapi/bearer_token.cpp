@@ -7,7 +7,7 @@
 
 namespace shimkeeper::kubeapi {
 
-util::Expected<std::string> BearerToken::current() {
+util::Expected<std::string> BearerToken::current(Clock::time_point now) {
     if (m_file.empty()) {
         return m_token;
     }
@@ -17,13 +17,31 @@ util::Expected<std::string> BearerToken::current() {
     struct stat info {};
     if (::stat(m_file.c_str(), &info) != 0) {
         return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::refused, "cannot read the kubeconfig's tokenFile " + m_file.string(),
-            errno));
+            util::ErrorCode::refused, "cannot read " + m_kind + " " + m_file.string(), errno));
     }
     bool same = info.st_ino == m_inode && info.st_size == m_size &&
                 info.st_mtim.tv_sec == m_mtime.tv_sec && info.st_mtim.tv_nsec == m_mtime.tv_nsec;
-    if (same && !m_token.empty()) {
+    bool fresh = m_read_at && now - *m_read_at < k_reread_every;
+    if (same && fresh && !m_token.empty()) {
         return m_token;
+    }
+    return read(now);
+}
+
+bool BearerToken::renew_after_refusal(const std::string& refused, Clock::time_point now) {
+    if (m_file.empty()) {
+        return false;
+    }
+    m_read_at.reset();
+    auto token = current(now);
+    return token && *token != refused;
+}
+
+util::Expected<std::string> BearerToken::read(Clock::time_point now) {
+    struct stat info {};
+    if (::stat(m_file.c_str(), &info) != 0) {
+        return std::unexpected(util::Error::from_errno(
+            util::ErrorCode::refused, "cannot read " + m_kind + " " + m_file.string(), errno));
     }
     std::ifstream in(m_file);
     std::stringstream text;
@@ -34,14 +52,14 @@ util::Expected<std::string> BearerToken::current() {
         token.pop_back();
     }
     if (!in || token.empty()) {
-        return util::fail(util::ErrorCode::refused, "the kubeconfig's tokenFile " +
-                                                        m_file.string() +
-                                                        (in ? " is empty" : " cannot be read"));
+        return util::fail(util::ErrorCode::refused,
+                          m_kind + " " + m_file.string() + (in ? " is empty" : " cannot be read"));
     }
     m_token = std::move(token);
     m_inode = info.st_ino;
     m_size = info.st_size;
     m_mtime = info.st_mtim;
+    m_read_at = now;
     return m_token;
 }
 

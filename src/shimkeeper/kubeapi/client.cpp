@@ -33,6 +33,7 @@ util::Expected<Client> Client::from_kubeconfig(const std::filesystem::path& file
 util::Expected<json> Client::call(Method method, const std::string& path, const std::string& body,
                                   std::string_view content_type) {
     Response response;
+    bool token_renewed = false;
     for (int attempt = 0;; ++attempt) {
         if (m_pass) {
             TRY(m_pass->before_request());
@@ -53,6 +54,13 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
             return std::unexpected(std::move(performed.error()));
         }
         response = std::move(*performed);
+        // A token refused may have been rotated since it was read: asked once more with the new
+        // one, so that a rotation costs no failed request.
+        if (response.http_code == 401 && !token_renewed &&
+            m_connection.renew_token_after_refusal(*transfer)) {
+            token_renewed = true;
+            continue;
+        }
         if (m_pass && response.http_code >= 500) {
             // An API server that cannot reach its storage answers 5xx: no answer either.
             m_pass->note_no_answer(

@@ -152,6 +152,7 @@ util::Expected<std::unique_ptr<Transfer>> Connection::prepare(Method method, std
     if (!token.empty()) {
         headers = TRY(append_header(std::move(headers), "Authorization: Bearer " + token));
     }
+    transfer->bearer = std::move(token);
     transfer->headers = std::move(headers);
     TRY(set_curl_option(easy, CURLOPT_HTTPHEADER, transfer->headers.get(), "CURLOPT_HTTPHEADER"));
     return transfer;
@@ -163,7 +164,12 @@ util::Expected<Response> Connection::perform(Transfer& transfer) {
     if (CURLSH* share = thread_connection_cache()) {
         TRY(set_curl_option(transfer.easy.get(), CURLOPT_SHARE, share, "CURLOPT_SHARE"));
     }
+    const auto started = std::chrono::steady_clock::now();
     CURLcode rc = curl_easy_perform(transfer.easy.get());
+    if (m_stats) {
+        m_stats->record(method_name(transfer.method), rc == CURLE_OK ? transfer.http_code() : 0,
+                        std::chrono::steady_clock::now() - started);
+    }
     if (rc != CURLE_OK) {
         return util::fail(util::ErrorCode::network, transfer.failure(rc));
     }

@@ -6,6 +6,7 @@
 #include "shimkeeper/kubeapi/bearer_token.hpp"
 #include "shimkeeper/kubeapi/kubeconfig.hpp"
 #include "shimkeeper/kubeapi/request_bound.hpp"
+#include "shimkeeper/kubeapi/request_stats.hpp"
 #include "shimkeeper/util/curl_handles.hpp"
 #include "shimkeeper/util/error.hpp"
 
@@ -30,6 +31,7 @@ struct Transfer {
     util::CurlSlist headers;
     std::string request_body;
     std::string response_body;
+    std::string bearer; // the token sent, to tell a renewed one after a 401
     char error_buffer[CURL_ERROR_SIZE] = {};
     // Set for a watch: a 200's body goes here as it arrives (false aborts the transfer); any
     // other status's body is still collected into response_body, for its Status.
@@ -66,9 +68,19 @@ public:
     std::chrono::milliseconds request_time() const { return m_request_time; }
     void set_request_time(std::chrono::milliseconds bound) { m_request_time = bound; }
 
+    // After a 401 to `transfer`: whether the token file now holds another token (bearer_token.hpp).
+    bool renew_token_after_refusal(const Transfer& transfer) {
+        return m_token.renew_after_refusal(transfer.bearer);
+    }
+    // Where perform() records each request's outcome and time; none by default. Copies of the
+    // connection (a client made from this one) share it.
+    void set_stats(std::shared_ptr<RequestStats> stats) { m_stats = std::move(stats); }
+    const std::shared_ptr<RequestStats>& stats() const { return m_stats; }
+
 private:
     KubeConfig m_config;
     BearerToken m_token;
+    std::shared_ptr<RequestStats> m_stats;
     std::chrono::milliseconds m_request_time = request_time_bound();
 };
 

@@ -34,6 +34,8 @@ struct KubeConfig {
     PemSource client_key;
     std::string token;                // a fixed bearer token
     std::filesystem::path token_file; // re-read when it changes (projected tokens rotate)
+    // What token_file is, for messages.
+    std::string token_file_kind = "the kubeconfig's tokenFile";
 };
 
 util::Expected<KubeConfig> load_kubeconfig(const std::filesystem::path& file);

@@ -4,9 +4,20 @@
 
 namespace shimkeeper::kubeapi {
 
-LeaderRenewal::LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings)
-    : m_client(std::move(config)), m_elector(std::move(elector)), m_settings(std::move(settings)),
-      m_renewed_at(m_elector.renewed_at()),
+namespace {
+
+Client make_client(KubeConfig config, std::shared_ptr<RequestStats> stats) {
+    Client client(std::move(config));
+    client.connection().set_stats(std::move(stats));
+    return client;
+}
+
+} // namespace
+
+LeaderRenewal::LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings,
+                             std::shared_ptr<RequestStats> stats)
+    : m_client(make_client(std::move(config), std::move(stats))), m_elector(std::move(elector)),
+      m_settings(std::move(settings)), m_renewed_at(m_elector.renewed_at()),
       m_worker(
           m_settings.retry_period,
           [this](const std::atomic<bool>& stopping) { renew_round(stopping); },

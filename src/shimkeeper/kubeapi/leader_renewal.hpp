@@ -25,7 +25,9 @@ public:
 
     // elector: the one that just won or renewed the Lease (its state; it asks through a client of
     // this object's own).
-    LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings);
+    // stats: where its requests are counted too (request_stats.hpp); may be null.
+    LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings,
+                  std::shared_ptr<RequestStats> stats = nullptr);
     ~LeaderRenewal();
     LeaderRenewal(const LeaderRenewal&) = delete;
     LeaderRenewal& operator=(const LeaderRenewal&) = delete;

@@ -1,10 +1,10 @@
 #include "shimkeeper/metrics/textfile.hpp"
 
+#include "shimkeeper/metrics/exposition.hpp"
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 
 #include <array>
-#include <cstdio>
 
 namespace shimkeeper::metrics {
 
@@ -15,60 +15,44 @@ namespace {
 constexpr std::array<const char*, 4> k_results = {"committed", "failed", "rolled-back",
                                                   "rollback-failed"};
 
-// Prometheus floats: enough digits to round-trip, no locale.
-std::string number(double value) {
-    std::array<char, 32> text{};
-    std::snprintf(text.data(), text.size(), "%.17g", value);
-    return text.data();
-}
-
-void family(std::string& out, const std::string& name, const char* type, const char* help) {
-    out += "# HELP " + name + " " + help + "\n";
-    out += "# TYPE " + name + " " + type + "\n";
-}
-
 } // namespace
 
 std::string render_textfile(const NodeMetrics& m) {
-    std::string out;
+    Exposition out;
     const Counters& c = m.counters;
-    family(out, "shimkeeper_shims_installed", "gauge", "Shims in the current generation.");
-    out += "shimkeeper_shims_installed " + std::to_string(m.shims_installed) + "\n";
+    out.family("shimkeeper_shims_installed", "gauge", "Shims in the current generation.");
+    out.sample("shimkeeper_shims_installed", static_cast<std::uint64_t>(m.shims_installed));
 
-    family(out, "shimkeeper_transactions_total", "counter",
-           "Transactions that changed or tried to change the node, by result.");
+    out.family("shimkeeper_transactions_total", "counter",
+               "Transactions that changed or tried to change the node, by result.");
     for (const char* result : k_results) {
         auto found = c.transactions.find(result);
         const std::uint64_t value = found == c.transactions.end() ? 0 : found->second;
-        out += std::string("shimkeeper_transactions_total{result=\"") + result + "\"} " +
-               std::to_string(value) + "\n";
+        out.sample("shimkeeper_transactions_total", {{"result", result}}, value);
     }
-    family(out, "shimkeeper_rollbacks_total", "counter",
-           "Transactions whose changes were rolled back.");
-    out += "shimkeeper_rollbacks_total " + std::to_string(c.rollbacks) + "\n";
-    family(out, "shimkeeper_containerd_restarts_total", "counter",
-           "containerd restarts made by shimkeeper (rollbacks included).");
-    out += "shimkeeper_containerd_restarts_total " + std::to_string(c.containerd_restarts) + "\n";
+    out.family("shimkeeper_rollbacks_total", "counter",
+               "Transactions whose changes were rolled back.");
+    out.sample("shimkeeper_rollbacks_total", c.rollbacks);
+    out.family("shimkeeper_containerd_restarts_total", "counter",
+               "containerd restarts made by shimkeeper (rollbacks included).");
+    out.sample("shimkeeper_containerd_restarts_total", c.containerd_restarts);
 
     if (c.last) {
-        family(out, "shimkeeper_last_transaction_timestamp_seconds", "gauge",
-               "When the last transaction finished, seconds since the epoch.");
-        out +=
-            "shimkeeper_last_transaction_timestamp_seconds " + number(c.last->finished_unix) + "\n";
-        family(out, "shimkeeper_last_transaction_duration_seconds", "gauge",
-               "How long the last transaction took.");
-        out += "shimkeeper_last_transaction_duration_seconds " + number(c.last->duration_seconds) +
-               "\n";
+        out.family("shimkeeper_last_transaction_timestamp_seconds", "gauge",
+                   "When the last transaction finished, seconds since the epoch.");
+        out.sample("shimkeeper_last_transaction_timestamp_seconds", {}, c.last->finished_unix);
+        out.family("shimkeeper_last_transaction_duration_seconds", "gauge",
+                   "How long the last transaction took.");
+        out.sample("shimkeeper_last_transaction_duration_seconds", {}, c.last->duration_seconds);
     }
-    family(out, "shimkeeper_store_bytes", "gauge", "Bytes of every artifact in the store.");
-    out += "shimkeeper_store_bytes " + std::to_string(m.store_bytes) + "\n";
+    out.family("shimkeeper_store_bytes", "gauge", "Bytes of every artifact in the store.");
+    out.sample("shimkeeper_store_bytes", m.store_bytes);
     if (m.cluster_connected) {
-        family(out, "shimkeeper_cluster_connected", "gauge",
-               "1 when the last read of the Kubernetes API server succeeded.");
-        out += *m.cluster_connected ? "shimkeeper_cluster_connected 1\n"
-                                    : "shimkeeper_cluster_connected 0\n";
+        out.family("shimkeeper_cluster_connected", "gauge",
+                   "1 when the last read of the Kubernetes API server succeeded.");
+        out.sample("shimkeeper_cluster_connected", std::uint64_t{*m.cluster_connected ? 1U : 0U});
     }
-    return out;
+    return out.text();
 }
 
 util::Expected<Written> write_textfile(const std::filesystem::path& dir, const std::string& text) {

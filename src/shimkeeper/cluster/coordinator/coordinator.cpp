@@ -362,7 +362,8 @@ util::Expected<void> Coordinator::begin_term() {
         m_client.connection().config(), m_elector,
         kubeapi::LeaseSettings{m_settings.ns, m_settings.lease_name, m_settings.identity,
                                m_settings.lease_duration, m_settings.renew_deadline,
-                               m_settings.retry_period});
+                               m_settings.retry_period},
+        m_client.connection().stats());
     ++m_stats.terms;
     m_log.info("coordinator: " + m_settings.identity + " leads (Lease " + m_settings.ns + "/" +
                m_settings.lease_name + ")");
@@ -442,6 +443,7 @@ void Coordinator::end_term(const std::string& why) {
     m_write_event_watch.reset();
     m_view = {};
     m_term = {};
+    m_stats.shim_nodes.clear(); // only a leader's view counts nodes
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
     m_pass_armed = false;
     m_pass_owed = false;
@@ -491,7 +493,7 @@ void Coordinator::pass() {
     CoordinatorPass runner(m_client, m_events, m_log, [this] { return still_leading(); });
     load_slots_into_view();
     PassOutcome outcome = runner.run(m_view, m_term);
-    m_stats.writes += outcome.writes;
+    count_outcome(outcome);
     if (outcome.grants_left) {
         arm_grant_pass(GrantCause::batch_cut);
     }
@@ -534,6 +536,35 @@ void Coordinator::pass() {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     arm_pass(kubeapi::retry_backoff(m_failures_in_row, m_settings.backoff_initial,
                                     m_settings.backoff_max, unit(m_rng)));
+}
+
+void Coordinator::count_outcome(const PassOutcome& outcome) {
+    m_stats.writes += outcome.writes;
+    m_stats.grants += outcome.grants;
+    m_stats.halts += outcome.halts;
+    for (const auto& [shim, counts] : outcome.nodes) {
+        m_stats.shim_nodes[shim] = counts;
+    }
+    std::erase_if(m_stats.shim_nodes,
+                  [this](const auto& entry) { return !m_view.shims.contains(entry.first); });
+}
+
+std::string Coordinator::unready_reason() const {
+    if (m_released) {
+        return "the coordinator is stopping";
+    }
+    if (!m_slots.synced()) {
+        return "no list of the Leases in " + m_settings.ns + " yet (no answer from the API server)";
+    }
+    if (m_lease_watch && m_lease_watch->state().failures() > 0) {
+        return "the watch on the Leases in " + m_settings.ns +
+               " fails: " + m_lease_watch->state().last_problem();
+    }
+    if (m_leading && !views_synced()) {
+        return "leading, but the views of Shims, Nodes, RuntimeClasses and slots are not all "
+               "synced yet";
+    }
+    return "";
 }
 
 void Coordinator::load_slots_into_view() {
@@ -590,7 +621,7 @@ void Coordinator::grant_pass() {
     // A failed grant needs no retry of its own: the event also armed a full pass (on_change),
     // which grants too and owns the backoff.
     const PassOutcome outcome = runner.run_grants(m_view, m_term, when + ")");
-    m_stats.writes += outcome.writes;
+    count_outcome(outcome);
     if (outcome.grants_left) {
         arm_grant_pass(GrantCause::batch_cut);
     }

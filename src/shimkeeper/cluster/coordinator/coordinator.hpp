@@ -70,6 +70,10 @@ struct CoordinatorStats {
     unsigned passes = 0;        // passes run to the end
     unsigned writes = 0;        // API writes of all passes (Events not counted)
     unsigned failed_passes = 0; // passes with at least one failed write
+    unsigned grants = 0;        // rollout slots granted
+    unsigned halts = 0;         // rollouts this coordinator found halted anew
+    // Each Shim's node counts as the leader's last pass over it saw them; empty while standing by.
+    std::map<std::string, model::NodeCounts> shim_nodes;
 };
 
 class Coordinator {
@@ -92,6 +96,10 @@ public:
         m_slot_listener = std::move(listener);
     }
     const CoordinatorStats& stats() const { return m_stats; }
+    // Why this candidate is not ready to serve (a readiness probe), empty when it is: it has
+    // listed the Leases (the API server answered; it knows who leads) and, leading, its views of
+    // Shims, Nodes, RuntimeClasses and slots are synced. A standby candidate is ready.
+    std::string unready_reason() const;
 
 private:
     void schedule_round(std::chrono::milliseconds delay);
@@ -118,6 +126,7 @@ private:
     // The requests from now on (a round, a pass, a release) form a new ApiPass.
     void begin_requests();
     void report_watch_problems();
+    void count_outcome(const PassOutcome& outcome);
 
     kubeapi::CurlEventLoop& m_loop;
     kubeapi::Client& m_client;

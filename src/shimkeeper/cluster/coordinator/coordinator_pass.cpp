@@ -109,6 +109,7 @@ void CoordinatorPass::reconcile_shim(const json& shim) {
             return; // finalized already, or held by someone else: nothing of ours to do
         }
         model::Rollup nodes = model::rollup(shim, m_view->nodes);
+        m_outcome.nodes[kubeapi::name_of(shim)] = nodes.counts;
         if (nodes.carrying.empty()) {
             finalize(shim);
         } else {
@@ -129,6 +130,7 @@ void CoordinatorPass::reconcile_shim(const json& shim) {
         model::rollup(shim, m_view->nodes,
                       m_view->write_refusals.for_shim(kubeapi::name_of(shim),
                                                       model::WriteRefusals::Clock::now()));
+    m_outcome.nodes[kubeapi::name_of(shim)] = nodes.counts;
     write_status(
         shim, with_rollout(shim, nodes,
                            model::desired_status(shim, nodes, runtime_class, util::now_rfc3339())));
@@ -271,6 +273,7 @@ json CoordinatorPass::with_rollout(const json& shim, const model::Rollup& rollup
     if (rollout.halted.status == model::ConditionStatus::true_ &&
         (before == nullptr || before->value("status", "") != "True" ||
          before->value("observedGeneration", 0L) != rollup.generation)) {
+        ++m_outcome.halts;
         emit(shim, kubeapi::EventType::warning, "RolloutHalted", "Rollout", rollout.halted.message);
     }
     return status;
@@ -528,6 +531,7 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             continue;
         }
         ++m_outcome.writes;
+        ++m_outcome.grants;
         book.record_grant(grant, requests.at(grant.node).at(grant.target.shim), m_view->slot_events,
                           now);
         m_log.info("coordinator: granted rollout slot " + name + " of Shim/" + grant.target.shim +

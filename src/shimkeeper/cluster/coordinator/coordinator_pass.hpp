@@ -74,6 +74,10 @@ struct TermMemory {
 
 struct PassOutcome {
     unsigned writes = 0;
+    unsigned grants = 0; // rollout slots granted
+    unsigned halts = 0;  // rollouts found halted anew (each with its RolloutHalted Event)
+    // The node counts of each Shim this pass looked at (its status.nodes), for /metrics.
+    std::map<std::string, model::NodeCounts> nodes;
     // The earliest a status held back (only progress changed, written too recently) is due.
     std::optional<std::chrono::steady_clock::time_point> progress_due;
     std::vector<util::Error> errors;
