@@ -501,9 +501,6 @@ refused coordinator "create a RuntimeClass with another manager's label" runtime
 refused coordinator "create a marked RuntimeClass without the annotation naming its Shim" \
     runtimeclass/steer "only with the annotation containerd.x-k8s.io/shim" \
     create -f <(managed_rc steer 'del(.metadata.annotations)')
-refused coordinator "create a marked RuntimeClass with tolerations" runtimeclass/steer \
-    "may not give a RuntimeClass scheduling.tolerations" \
-    create -f <(managed_rc steer '.scheduling.tolerations = [{operator: "Exists"}]')
 refused coordinator "create a marked RuntimeClass owned by a Node" runtimeclass/steer \
     "no owner but its Shim" create -f <(managed_rc steer \
     '.metadata.ownerReferences[0] |= (.apiVersion = "v1" | .kind = "Node" | .name = "node-a")')
@@ -519,9 +516,6 @@ refused coordinator "create a marked RuntimeClass that ignores its Shim's readin
 refused coordinator "create a marked RuntimeClass selecting another handler's readiness" \
     runtimeclass/steer "scheduling.nodeSelector holds shim.containerd.x-k8s.io/demo=demo" \
     create -f <(managed_rc steer '.scheduling.nodeSelector["shim.containerd.x-k8s.io/demo"] = "runc"')
-refused coordinator "create a marked RuntimeClass with an overhead" runtimeclass/steer \
-    "may not give a RuntimeClass an overhead" \
-    create -f <(managed_rc steer '.overhead = {podFixed: {memory: "1Gi"}}')
 refused coordinator "read Secrets" - \
     "cannot list resource \"secrets\"" get secrets -n shimkeeper-system
 refused coordinator "read a Secret by name" - \
@@ -590,9 +584,11 @@ allowed coordinator "patch a marked RuntimeClass" patch runtimeclass shimkeeper-
 refused coordinator "remove the marker label from its RuntimeClass" runtimeclass/shimkeeper-demo \
     "may create or keep a RuntimeClass only with the label" \
     label runtimeclass shimkeeper-demo app.kubernetes.io/managed-by-
-refused coordinator "add tolerations to its RuntimeClass" runtimeclass/shimkeeper-demo \
-    "may not give a RuntimeClass scheduling.tolerations" patch runtimeclass shimkeeper-demo \
-    --type merge -p '{"scheduling": {"tolerations": [{"operator": "Exists"}]}}'
+# Tolerations and an overhead are a Shim's runtimeClass fields: the policy cannot look the Shim
+# up, so, as the rest of the nodeSelector, they are the coordinator's word.
+allowed coordinator "give its RuntimeClass tolerations and an overhead" patch runtimeclass \
+    shimkeeper-demo --type merge -p \
+    '{"overhead": {"podFixed": {"memory": "160Mi"}}, "scheduling": {"tolerations": [{"key": "kata", "operator": "Exists"}]}}'
 refused coordinator "drop the readiness label from its RuntimeClass" runtimeclass/shimkeeper-demo \
     "scheduling.nodeSelector holds shim.containerd.x-k8s.io/demo=demo" patch runtimeclass \
     shimkeeper-demo --type merge -p '{"scheduling": {"nodeSelector": {"shim.containerd.x-k8s.io/demo": null}}}'

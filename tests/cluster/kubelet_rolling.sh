@@ -141,7 +141,12 @@ installed() { [[ "$(kube_admin get node node-a -o jsonpath='{.metadata.labels.sh
 kube_wait_for 120 installed ||
     fail "node-a did not install demo with its kubelet credential: $(progressing); $(tail -n 20 "$agent_log")"
 node_cri_has_handler demo || fail "node-a is labelled but its CRI lacks handler demo"
-no_longer_waiting() { [[ "$(status_text)" != *"waiting: demo"* ]]; }
+# Empty output would not say "waiting" either: the Daemon part must be there, converged.
+no_longer_waiting() {
+    local text
+    text=$(status_text)
+    [[ $text == *"Daemon: converged"* && $text != *"waiting: demo"* ]]
+}
 kube_wait_for 30 no_longer_waiting || fail "shimkeeper status still says demo waits: $(status_text | tail -n 8)"
 held=$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/held_demo}')
 [[ $held == *'"lease":"demo-slot-0"'* && $held == *'"done":true'* ]] ||

@@ -45,3 +45,38 @@ assert [a["digest"] for a in status["artifacts"]] == [sys.argv[2]], status
 assert status["current_generation"] is None, status
 assert status["desired"][0]["name"] == "demo", status
 PY
+
+# No daemon here: status says so in its Daemon part and in JSON's "daemon", naming the file.
+expect_exit 0 sk status
+expect_output_contains "Daemon: no status file (the daemon is not running here, or it was started with another --status-file) ($ROOT/run/shimkeeper/status.json)"
+expect_exit 0 sk status -o json
+python3 - "$OUT" "$ROOT/run/shimkeeper/status.json" <<'PY'
+import json, sys
+daemon = json.load(open(sys.argv[1]))["daemon"]
+assert daemon == {"file": sys.argv[2], "error": "no status file (the daemon is not running "
+                  "here, or it was started with another --status-file)"}, daemon
+PY
+
+# A daemon's status file (another --status-file, as `run` writes it): its state, what it waits
+# for and what removal it holds back, in text; the file's content under "daemon" in JSON.
+mkdir -p "$ROOT/var/run-elsewhere"
+cat >"$ROOT/var/run-elsewhere/status.json" <<'JSON'
+{"daemon": {"state": "converged", "status": "converged: 1 shim (demo), generation 1",
+            "last_success": "2026-11-30T04:00:00Z"},
+ "result": {"waiting": {"slow": "waits for a rollout slot"},
+            "blocked": {"old": "waits for 1 pod sandbox"}}}
+JSON
+expect_exit 0 sk status --status-file /var/run-elsewhere/status.json
+expect_output_contains "Daemon: converged, last converged 2026-11-30T04:00:00Z ($ROOT/var/run-elsewhere/status.json)"
+expect_output_contains "  converged: 1 shim (demo), generation 1"
+expect_output_contains "  waiting: slow: waits for a rollout slot"
+expect_output_contains "  removal held back: old: waits for 1 pod sandbox"
+expect_exit 0 sk status --status-file /var/run-elsewhere/status.json -o json
+python3 - "$OUT" "$ROOT/var/run-elsewhere/status.json" <<'PY'
+import json, sys
+daemon = json.load(open(sys.argv[1]))["daemon"]
+assert daemon["file"] == sys.argv[2], daemon
+assert daemon["daemon"]["state"] == "converged", daemon
+assert daemon["result"]["waiting"] == {"slow": "waits for a rollout slot"}, daemon
+assert daemon["result"]["blocked"] == {"old": "waits for 1 pod sandbox"}, daemon
+PY

@@ -1,6 +1,7 @@
 #include "shimkeeper/cli/app.hpp"
 
 #include "shimkeeper/cli/commands.hpp"
+#include "shimkeeper/daemon/status_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <exception>
@@ -59,7 +60,7 @@ int run_app(int argc, char** argv) {
            [&options] { return run_fetch_command(options); });
     auto* status = app.add_subcommand(
         "status", "installed shims, generations, the store, the cluster and the daemon");
-    std::string daemon_status_file = "/run/shimkeeper/status.json";
+    std::string daemon_status_file = daemon::k_default_status_file;
     status
         ->add_option("--status-file", daemon_status_file,
                      "where the daemon keeps its state (run's --status-file, under --root)")
@@ -85,7 +86,7 @@ int run_app(int argc, char** argv) {
 
     auto* run = app.add_subcommand(
         "run", "the daemon: keeps the node converged (systemd Type=notify, watchdog)");
-    std::string status_file = "/run/shimkeeper/status.json";
+    std::string status_file = daemon::k_default_status_file;
     run->add_option("--status-file", status_file,
                     "where the current state is kept as JSON (under --root)")
         ->capture_default_str();

@@ -8,6 +8,7 @@
 #include "shimkeeper/cli/metrics_report.hpp"
 #include "shimkeeper/cli/node_edges.hpp"
 #include "shimkeeper/cli/status_cluster.hpp"
+#include "shimkeeper/cli/status_daemon.hpp"
 #include "shimkeeper/cli/transaction_report.hpp"
 #include "shimkeeper/cluster/agent/transaction_hooks.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
@@ -169,11 +170,11 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     for (const auto& [name, why] : waiting) {
         ctx.log.info("rollout: " + why, {.shim = name});
         summary += "; " + why;
-        status_json["waiting"][name] = why;
+        status_json[k_result_waiting][name] = why;
     }
     for (const auto& [name, removal] : hooks.blocked()) {
         summary += "; removal of " + name + " " + removal.reason;
-        status_json["blocked"][name] = removal.reason;
+        status_json[k_result_blocked][name] = removal.reason;
     }
     daemon::ReconcileOutcome done{true, outcome->changed, summary, status_json};
     if (!hooks.blocked().empty()) {

@@ -63,8 +63,8 @@ void print_daemon_status(const Json& daemon) {
     }
     const Json result = daemon.value("result", Json::object());
     if (result.is_object()) {
-        print_entries(result.value("waiting", Json()), "waiting:");
-        print_entries(result.value("blocked", Json()), "removal held back:");
+        print_entries(result.value(k_result_waiting, Json()), "waiting:");
+        print_entries(result.value(k_result_blocked, Json()), "removal held back:");
     }
 }
 

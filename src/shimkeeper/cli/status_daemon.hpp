@@ -9,6 +9,11 @@
 
 namespace shimkeeper::cli {
 
+// Keys of the daemon's result (status.json's "result") that `run` writes and `status` shows:
+// by Shim name, why it waits for its rollout slot, and why its removal is held back.
+inline constexpr const char* k_result_waiting = "waiting";
+inline constexpr const char* k_result_blocked = "blocked";
+
 // The file's content, or {"error": why} when it is missing (no daemon here, or another
 // --status-file) or unreadable; "file" names it either way.
 nlohmann::json daemon_status_json(const std::filesystem::path& status_file);

@@ -13,6 +13,9 @@
 
 namespace shimkeeper::daemon {
 
+// Where `run` writes it and `status` reads it unless --status-file says otherwise.
+inline constexpr const char* k_default_status_file = "/run/shimkeeper/status.json";
+
 enum class DaemonState { starting, reconciling, converged, failing, stopping };
 
 const char* to_string(DaemonState state);

@@ -1,6 +1,8 @@
 #include "shimkeeper/cluster/model/runtime_class.hpp"
 
+#include "shimkeeper/cluster/model/label_grammar.hpp"
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
+#include "shimkeeper/cluster/model/overhead_tolerations.hpp"
 
 #include <regex>
 
@@ -30,26 +32,8 @@ std::optional<std::string> api_problem(const ShimIdentity& identity) {
     return std::nullopt;
 }
 
-// The API server validates a RuntimeClass's nodeSelector as labels (a qualified name for each
-// key, a label value for each value); the Shim's CRD checks only that each value is a string of
-// at most 63 characters.
-bool is_label_name(const std::string& text) {
-    static const std::regex k_name("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
-    return !text.empty() && text.size() <= 63 && std::regex_match(text, k_name);
-}
-
-bool is_label_key(const std::string& key) {
-    static const std::regex k_subdomain(
-        "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-    const auto slash = key.find('/');
-    if (slash == std::string::npos) {
-        return is_label_name(key);
-    }
-    const std::string prefix = key.substr(0, slash);
-    return prefix.size() <= 253 && std::regex_match(prefix, k_subdomain) &&
-           is_label_name(key.substr(slash + 1));
-}
-
+// The API server validates a RuntimeClass's nodeSelector as labels; the Shim's CRD checks only
+// that each value is a string of at most 63 characters.
 std::optional<std::string> selector_problem(const json& selector,
                                             const std::string& readiness_key) {
     for (const auto& [key, value] : selector.items()) {
@@ -61,7 +45,7 @@ std::optional<std::string> selector_problem(const json& selector,
                    ", not a string: a RuntimeClass cannot select on it; give it a string value";
         }
         const std::string text = value.get<std::string>();
-        if (!is_label_key(key) || (!text.empty() && !is_label_name(text))) {
+        if (!is_label_key(key) || !is_label_value(text)) {
             return "spec.nodeSelector " + key + "=" + text +
                    " is not a valid label (the API wants a qualified name as key and at most 63 "
                    "letters, digits, '-', '_' or '.' as value): a RuntimeClass cannot select on "
@@ -104,15 +88,24 @@ json desired_runtime_class(const ShimIdentity& identity, const json& shim) {
                   {"name", identity.name},
                   {"uid", metadata.value("uid", "")},
                   {"controller", true}};
-    return {{"apiVersion", "node.k8s.io/v1"},
-            {"kind", "RuntimeClass"},
-            {"metadata",
-             {{"name", identity.runtime_class},
-              {"labels", {{k_managed_by_label, k_managed_by_value}}},
-              {"annotations", {{k_shim_annotation, identity.name}}},
-              {"ownerReferences", json::array({owner})}}},
-            {"handler", identity.handler},
-            {"scheduling", {{"nodeSelector", runtime_class_node_selector(identity, shim)}}}};
+    json scheduling = {{"nodeSelector", runtime_class_node_selector(identity, shim)}};
+    const OverheadAndTolerations& extras = identity.overhead_tolerations;
+    if (!extras.tolerations.empty()) {
+        scheduling["tolerations"] = extras.tolerations;
+    }
+    json runtime_class = {{"apiVersion", "node.k8s.io/v1"},
+                          {"kind", "RuntimeClass"},
+                          {"metadata",
+                           {{"name", identity.runtime_class},
+                            {"labels", {{k_managed_by_label, k_managed_by_value}}},
+                            {"annotations", {{k_shim_annotation, identity.name}}},
+                            {"ownerReferences", json::array({owner})}}},
+                          {"handler", identity.handler},
+                          {"scheduling", std::move(scheduling)}};
+    if (!extras.pod_fixed.empty()) {
+        runtime_class["overhead"] = {{"podFixed", extras.pod_fixed}};
+    }
+    return runtime_class;
 }
 
 std::string runtime_class_owner(const json& runtime_class) {
@@ -168,6 +161,14 @@ RuntimeClassPlan plan_runtime_class(const json* existing, const json& desired,
     if (existing->value("scheduling", json()) != desired["scheduling"]) {
         operations.push_back(
             {{"op", "add"}, {"path", "/scheduling"}, {"value", desired["scheduling"]}});
+    }
+    const json::json_pointer pod_fixed("/overhead/podFixed");
+    if (!same_pod_fixed(existing->value(pod_fixed, json::object()),
+                        desired.value(pod_fixed, json::object()))) {
+        operations.push_back(
+            desired.contains("overhead")
+                ? json{{"op", "add"}, {"path", "/overhead"}, {"value", desired["overhead"]}}
+                : json{{"op", "remove"}, {"path", "/overhead"}});
     }
     if (metadata.value("ownerReferences", json()) != desired["metadata"]["ownerReferences"]) {
         operations.push_back({{"op", "add"},

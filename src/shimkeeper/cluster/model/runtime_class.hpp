@@ -17,6 +17,9 @@
 //             The readiness key wins over the same key in the Shim's selector. A selector a
 //             RuntimeClass cannot carry (a value that is not a string, a key or value that is not
 //             a valid label) gets no RuntimeClass and says why (InvalidSpec);
+//   overhead.podFixed, scheduling.tolerations   spec.runtimeClass's own, as written, and only
+//             when given (overhead_tolerations.hpp); the overhead compared by amount, since the
+//             API server keeps its own spelling of each quantity;
 //   ours      label app.kubernetes.io/managed-by=shimkeeper AND annotation
 //             containerd.x-k8s.io/shim=<shim>; an owner reference to the Shim, so a cluster's
 //             garbage collector removes it even if the finalizer is forced off.

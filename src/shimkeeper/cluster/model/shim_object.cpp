@@ -416,7 +416,7 @@ util::Expected<ShimIdentity> shim_identity_of(const json& shim) {
         return reader.bad("spec", "is required");
     }
     const json& spec_json = *spec_field;
-    ShimIdentity identity{name, name, name};
+    ShimIdentity identity{name, name, name, {}};
     const auto [runtime_class, runtime_class_field] = TRY(runtime_class_of(spec_json, reader));
     auto handler = TRY(reader.string(spec_json, "handler", "spec.handler"));
     if (runtime_class != nullptr) {
@@ -449,6 +449,11 @@ util::Expected<ShimIdentity> shim_identity_of(const json& shim) {
         if (!spec::is_valid_name(identity.runtime_class)) {
             return reader.bad(runtime_class_field + ".name", "is not a valid name");
         }
+        auto extras = overhead_and_tolerations_of(*runtime_class, runtime_class_field);
+        if (!extras) {
+            return reader.bad(extras.error().field, extras.error().what);
+        }
+        identity.overhead_tolerations = std::move(*extras);
     }
     return identity;
 }

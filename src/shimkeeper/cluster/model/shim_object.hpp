@@ -7,6 +7,7 @@
 // never trust that the cluster runs the schema it ships (an older CRD, a hand-made object).
 #pragma once
 
+#include "shimkeeper/cluster/model/overhead_tolerations.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 #include "shimkeeper/spec/shim_spec.hpp"
 #include "shimkeeper/util/error.hpp"
@@ -32,9 +33,10 @@ bool is_origin_of_shim(std::string_view origin, std::string_view name);
 // What the cluster side needs of a Shim, checked as shim_spec_of checks it (the coordinator
 // needs no fetch source, and must not refuse a Shim for lacking this node's architecture).
 struct ShimIdentity {
-    std::string name;          // metadata.name
-    std::string handler;       // spec.handler, default the name
-    std::string runtime_class; // spec.runtimeClass.name, default the name
+    std::string name;                            // metadata.name
+    std::string handler;                         // spec.handler, default the name
+    std::string runtime_class;                   // spec.runtimeClass.name, default the name
+    OverheadAndTolerations overhead_tolerations; // spec.runtimeClass's, none by default
 };
 util::Expected<ShimIdentity> shim_identity_of(const nlohmann::json& shim);
 
