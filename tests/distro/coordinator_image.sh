@@ -9,8 +9,12 @@
 #     `shimkeeper coordinate --help` work, and there is no shell to run.
 # The first build also makes the release build in build/release (minutes on a cold compiler
 # cache) and, once per package list, the Debian root (mmdebstrap).
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
-distro_init
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+set -euo pipefail
+(($(id -u) == 0)) || skip "scripts/image needs root (mmdebstrap)"
+# Not sk_init: this test runs the image's binary, not the ci build's ($SHIMKEEPER).
+T=$(mktemp -d "${TMPDIR:-/tmp}/sk-test.XXXXXX")
+trap sk__cleanup EXIT
 for tool in mmdebstrap umoci skopeo jq; do
     command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/install-deps)"
 done
