@@ -65,8 +65,11 @@ bundle_config=$T/bundle/config.json
 run_in_image() {
     local name=$1
     shift
-    jq --args '.process.args = $ARGS.positional | .process.terminal = false | .root.readonly = true' \
-        "$@" <"$bundle_config" >"$bundle_config.new"
+    local args
+    # (jq's --args would take an argument such as --version for an option of its own.)
+    args=$(printf '%s\n' "$@" | jq -R . | jq -cs .)
+    jq --argjson args "$args" '.process.args = $args | .process.terminal = false |
+        .root.readonly = true' <"$bundle_config" >"$bundle_config.new"
     mv "$bundle_config.new" "$bundle_config"
     "$runtime" run --bundle "$T/bundle" "sk-image-test-$$-$name" </dev/null 2>&1
 }
