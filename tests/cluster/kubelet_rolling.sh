@@ -147,7 +147,7 @@ no_longer_waiting() {
     text=$(status_text)
     [[ $text == *"Daemon: converged"* && $text != *"waiting: demo"* ]]
 }
-kube_wait_for 30 no_longer_waiting || fail "shimkeeper status still says demo waits: $(status_text | tail -n 8)"
+kube_wait_for 30 no_longer_waiting || fail "shimkeeper status does not say the daemon converged with demo no longer waiting: $(status_text | tail -n 8)"
 held=$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/held_demo}')
 [[ $held == *'"lease":"demo-slot-0"'* && $held == *'"done":true'* ]] ||
     fail "node-a's Node does not say it took and released demo-slot-0: $held"
