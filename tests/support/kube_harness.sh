@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # A real Kubernetes control plane on 127.0.0.1 for tests/cluster/*.sh: etcd and kube-apiserver
 # built from the Go modules pinned in tests/peers/kube (scripts/build-kube-peers), the real
-# kubectl, and deploy/ applied as the admin. No controller manager and no scheduler run, so
-# nothing is garbage-collected, no Node turns NotReady and no Pod is scheduled unless a test
-# does it. Source this file, then:
+# kubectl, and deploy/ applied as the admin, all but the coordinator's Deployment. No controller
+# manager and no scheduler run (tests/support/kube_node.sh adds them), so nothing is
+# garbage-collected, no Node turns NotReady and no Pod is scheduled unless a test does it.
+# Source this file, then:
 #
 #   kube_require_peers            # exit 77 when the peers are not built or openssl is missing
 #   kube_up "$dir"                # CA, certs, tokens, etcd, kube-apiserver, deploy/; registers
@@ -378,7 +379,14 @@ kube_up() {
     fi
     kube_log "kube-apiserver ready at $KUBE_SERVER after $((SECONDS - start)) s"
 
-    kube_admin apply -f "${SHIMKEEPER_SOURCE_DIR:?}/deploy/" >"$dir/log/deploy-apply.log" 2>&1 || {
+    # Every object of deploy/ but the coordinator's Deployment: the tests run their coordinators
+    # as processes of their own (coordinator_process.sh), and where a real kubelet runs
+    # (kube_node.sh) two more coordinators would compete in their election.
+    local files=() file
+    for file in "${SHIMKEEPER_SOURCE_DIR:?}"/deploy/*.yaml; do
+        [[ $file == */60-coordinator.yaml ]] || files+=(-f "$file")
+    done
+    kube_admin apply "${files[@]}" >"$dir/log/deploy-apply.log" 2>&1 || {
         kube_log "applying deploy/ failed:"
         cat "$dir/log/deploy-apply.log" >&2
         return 1
