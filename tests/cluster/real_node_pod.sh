@@ -11,11 +11,13 @@
 #     scheduler's reason (the node does not match the Pod's node selector). Shim broken is then
 #     deleted (the agent batches every change into one containerd restart, so a Shim that keeps
 #     failing would hold the next one back); the Pod stays.
+#   - node-a is tainted; Shim demo's runtimeClass carries overhead and a toleration of the taint.
 #   - Shim demo (a renamed containerd-shim-runc-v2 served on 127.0.0.1) selects node-a: the agent
 #     installs it, labels the Node; the coordinator writes RuntimeClass demo; a Pod with
 #     runtimeClassName demo is scheduled by kube-scheduler onto node-a and reaches Running, its
 #     containerd container runs on runtime io.containerd.demo.v2 and its process's parent is the
-#     installed containerd-shim-demo-v2, as is its sandbox's (the imported pause image). The broken
+#     installed containerd-shim-demo-v2, as is its sandbox's (the imported pause image). The Pod
+#     is charged the overhead (spec.overhead) and tolerates the taint. The taint goes; the broken
 #     Pod is still Pending after that pass.
 #   - The drain promise: Shim demo deleted while the Pod runs: the label goes (a new demo Pod
 #     stays Pending), the handler stays in containerd's config and CRI, the RuntimeClass stays, the
@@ -83,9 +85,16 @@ node_unit_dropin 60-refuse-broken
 kube_wait_for 60 state_is broken "" || fail "node-a still says $(annotation_state broken) about broken"
 step "Shim broken deleted (Pod on-broken left Pending)"
 
-echo "--- Shim demo installed; a Pod on its RuntimeClass runs through the installed shim"
+echo "--- Shim demo installed on a tainted node; a Pod on its RuntimeClass runs through the installed shim"
+# A pool of sandboxed nodes is often tainted: the RuntimeClass's tolerations let its Pods on,
+# and its overhead is charged to each Pod by the API server's RuntimeClass admission.
+kube_admin taint node node-a sandboxed=true:NoSchedule >/dev/null
 kube_shim_yaml demo "$SERVER_URL/demo-v1.tar.gz" "$(node_shim_digest demo v1)" \
-    '  nodeSelector: {wasm: "true"}' | kube_admin apply -f - >/dev/null
+    '  nodeSelector: {wasm: "true"}
+  runtimeClass:
+    name: demo
+    overhead: {podFixed: {cpu: 250m, memory: 64Mi}}
+    tolerations: [{key: sandboxed, operator: Exists, effect: NoSchedule}]' | kube_admin apply -f - >/dev/null
 kube_wait_for 120 state_is demo installed || fail "node-a's state for demo: $(annotation_state demo); $(agent_log)"
 [[ "$(label demo)" == demo ]] || fail "node-a's label for demo: '$(label demo)'"
 kube_wait_for 30 kube_admin get runtimeclass demo || fail "the coordinator wrote no RuntimeClass demo"
@@ -96,6 +105,13 @@ kube_wait_for 120 pod_running on-demo ||
 [[ "$(kube_admin get pod on-demo -o jsonpath='{.spec.nodeName}')" == node-a ]] ||
     fail "Pod on-demo was not scheduled onto node-a"
 step "Pod on-demo Running on node-a"
+overhead=$(kube_admin get pod on-demo -o json | jq -c '.spec.overhead')
+[[ $overhead == '{"cpu":"250m","memory":"64Mi"}' ]] ||
+    fail "Pod on-demo is not charged the RuntimeClass's overhead: spec.overhead $overhead"
+kube_admin get pod on-demo -o json | jq -e '.spec.tolerations[] | select(.key == "sandboxed")' >/dev/null ||
+    fail "Pod on-demo does not carry the RuntimeClass's toleration"
+echo "ok: Pod on-demo landed on the tainted node-a, charged overhead $overhead"
+kube_admin taint node node-a sandboxed- >/dev/null
 
 container=$(kube_admin get pod on-demo -o jsonpath='{.status.containerStatuses[0].containerID}')
 container=${container#containerd://}
@@ -117,7 +133,8 @@ sandbox_image=$(ctr -a "$NODE_SOCKET" -n k8s.io containers info "$sandbox" | jq 
 [[ "$(node_pod_shim_exe "$sandbox")" == "$shim_exe" ]] ||
     fail "the Pod's sandbox does not run under the same installed shim"
 echo "ok: its sandbox $sandbox runs $sandbox_image under the same shim"
-unschedulable_by_selector on-broken ||
+# The taint was a reason of its own for a while: wait for the scheduler's next word on the Pod.
+kube_wait_for 60 unschedulable_by_selector on-broken ||
     fail "Pod on-broken is no longer refused: $(pod_scheduled on-broken), on $(kube_admin get pod on-broken -o jsonpath='{.spec.nodeName}')"
 echo "ok: Pod on-broken still Pending: $(pod_scheduled on-broken)"
 
