@@ -25,7 +25,7 @@ util::Expected<std::string> BearerToken::current(Clock::time_point now) {
     if (same && fresh && !m_token.empty()) {
         return m_token;
     }
-    return read(now);
+    return read(info, now);
 }
 
 bool BearerToken::renew_after_refusal(const std::string& refused, Clock::time_point now) {
@@ -37,12 +37,9 @@ bool BearerToken::renew_after_refusal(const std::string& refused, Clock::time_po
     return token && *token != refused;
 }
 
-util::Expected<std::string> BearerToken::read(Clock::time_point now) {
-    struct stat info {};
-    if (::stat(m_file.c_str(), &info) != 0) {
-        return std::unexpected(util::Error::from_errno(
-            util::ErrorCode::refused, "cannot read " + m_kind + " " + m_file.string(), errno));
-    }
+// `info` is the file's stat taken just before: if the file is replaced between it and the read,
+// the next current() sees another inode and reads again.
+util::Expected<std::string> BearerToken::read(const struct stat& info, Clock::time_point now) {
     std::ifstream in(m_file);
     std::stringstream text;
     text << in.rdbuf();

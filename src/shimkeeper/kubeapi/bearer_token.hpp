@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
 
 namespace shimkeeper::kubeapi {
 
@@ -33,7 +34,7 @@ public:
     bool renew_after_refusal(const std::string& refused, Clock::time_point now = Clock::now());
 
 private:
-    util::Expected<std::string> read(Clock::time_point now);
+    util::Expected<std::string> read(const struct stat& info, Clock::time_point now);
 
     std::string m_token;
     std::filesystem::path m_file;
