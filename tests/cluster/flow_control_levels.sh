@@ -10,17 +10,18 @@
 #     its slot Leases, and patching its own Node (its slot's side), land on shimkeeper-node;
 #   - the same kubelet credential's own traffic (its Node's status, its Lease in kube-node-lease,
 #     listing its Pods, reading its Node) stays on the built-in levels, never shimkeeper's;
-#   - the coordinator's other requests (reading Shims) land on workload-high.
-set -euo pipefail
-source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
+#   - the coordinator's other requests (reading Shims) land on workload-high;
+#   - a real `shimkeeper coordinate` leading: the API server counts its election's requests
+#     (apiserver_flowcontrol_dispatched_requests_total) on shimkeeper-coordinator-leases, and
+#     they grow with its renewals.
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
 kube_require_peers
 command -v jq >/dev/null || kube_skip "jq is not installed"
-kube_up "$(mktemp -d /tmp/sk-kube.XXXXXX)"
+sk_init
+kube_up "$T/kube"
 ns=shimkeeper-system
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 
 # Every FlowSchema's and priority level's UID, to name what the API server's headers point at.
 declare -A schema_by_uid level_by_uid
@@ -152,4 +153,22 @@ stays_off "node-x creates its Lease in kube-node-lease" "$as_x" POST \
     /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases "${posted[@]}" \
     -d '{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "node-x"},
          "spec": {"holderIdentity": "node-x", "leaseDurationSeconds": 40}}'
+echo "--- a real coordinator's election"
+# dispatched SCHEMA: requests the API server dispatched through that FlowSchema so far.
+dispatched() {
+    kube_admin get --raw /metrics | awk -v fs="flow_schema=\"$1\"" '
+        /^apiserver_flowcontrol_dispatched_requests_total\{/ && index($0, fs) { sum += $NF }
+        END { printf "%d\n", sum }'
+}
+kube_admin -n $ns delete lease shimkeeper-coordinator >/dev/null
+before=$(dispatched shimkeeper-coordinator-leases)
+coordinator_start coord-1
+kube_wait_for 60 coordinator_elected || fail "coord-1 never led: $(tail -n 5 "$T/coord-1.log")"
+led=$(dispatched shimkeeper-coordinator-leases)
+((led > before)) || fail "coord-1 leads, but no request of its went through shimkeeper-coordinator-leases"
+renewed() { (($(dispatched shimkeeper-coordinator-leases) >= led + 2)); }
+kube_wait_for 30 renewed ||
+    fail "coord-1's renewals are not counted on shimkeeper-coordinator-leases ($led, then $(dispatched shimkeeper-coordinator-leases))"
+echo "ok: coord-1 leads; its election's requests went through shimkeeper-coordinator-leases" \
+    "($((led - before)) to lead, more as it renews)"
 echo "PASS"
