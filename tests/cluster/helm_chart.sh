@@ -54,7 +54,7 @@ server_view() {
 helm template shimkeeper "$chart" --namespace shimkeeper-system >"$KUBE_DIR/chart.yaml"
 server_view "$SHIMKEEPER_SOURCE_DIR/deploy/" >"$KUBE_DIR/deploy.view"
 server_view "$KUBE_DIR/chart.yaml" >"$KUBE_DIR/chart.view"
-kinds='ClusterRole|ClusterRoleBinding|Role|RoleBinding|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding|FlowSchema|CustomResourceDefinition|ServiceAccount'
+kinds='ClusterRole|ClusterRoleBinding|Role|RoleBinding|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding|FlowSchema|PriorityLevelConfiguration|CustomResourceDefinition|ServiceAccount'
 for kind in ${kinds//|/ }; do
     grep -q "\"kind\":\"$kind\"" "$KUBE_DIR/deploy.view" || fail "deploy/ holds no $kind"
 done
@@ -108,8 +108,10 @@ grep '"kind":"RoleBinding"' "$KUBE_DIR/other.view" | jq -e 'select(.metadata.nam
 grep -q 'system:serviceaccount:infra-shims:shimkeeper-coordinator' <<<"$(grep '"kind":"ValidatingAdmissionPolicy"' "$KUBE_DIR/other.view")" ||
     fail "the coordinator's admission policies do not name system:serviceaccount:infra-shims:shimkeeper-coordinator"
 grep '"kind":"FlowSchema"' "$KUBE_DIR/other.view" |
-    jq -e '[.spec.rules[].subjects[].serviceAccount.namespace] | all(. == "infra-shims")' >/dev/null ||
-    fail "a FlowSchema subject is not in infra-shims"
+    jq -e '[.spec.rules[].subjects[] | select(.kind == "ServiceAccount") | .serviceAccount.namespace]
+        + [.spec.rules[].resourceRules[]? | .namespaces[]? | select(. != "*")]
+        | all(. == "infra-shims")' >/dev/null ||
+    fail "a FlowSchema subject or namespace rule is not in infra-shims"
 echo "ok: namespace infra-shims reaches objects, bindings, FlowSchemas and CEL; image, replicas," \
     "nodeSelector, tolerations and resources reach the Deployment"
 digest=sha256:$(printf '%064d' 7)
