@@ -63,10 +63,10 @@ service_port=$(<"$T/forwarder.port")
 
 # deploy/60-coordinator.yaml as shipped, but for the in-cluster address.
 kube_admin create --dry-run=client -o json -f "$SHIMKEEPER_SOURCE_DIR/deploy/60-coordinator.yaml" |
-    jq --arg host "$gateway" --arg port "$service_port" '
-        (.items[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].env) =
+    jq -s --arg host "$gateway" --arg port "$service_port" '{apiVersion: "v1", kind: "List",
+        items: map(if .kind == "Deployment" then .spec.template.spec.containers[0].env =
             [{name: "KUBERNETES_SERVICE_HOST", value: $host},
-             {name: "KUBERNETES_SERVICE_PORT", value: $port}]' >"$T/coordinator.json"
+             {name: "KUBERNETES_SERVICE_PORT", value: $port}] else . end)}' >"$T/coordinator.json"
 kube_admin apply -f "$T/coordinator.json" >/dev/null
 applied_at=$SECONDS
 
