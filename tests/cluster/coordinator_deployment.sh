@@ -87,12 +87,17 @@ two_ready() {
         pod_ready "$pod" || return 1
     done
 }
-# Why the Pods are not Ready: each one's phase, its container's waiting or terminated reason, and
-# the last events of the namespace.
+# Why the Pods are not Ready: each one's phase, its container's state and last exit, the last lines
+# its container wrote (the kubelet's log files: `kubectl logs` cannot reach this kubelet), and the
+# last events of the namespace.
 pods_say() {
     kube_admin -n "$NS" get pods -l app.kubernetes.io/component=coordinator -o json | jq -r '
-        .items[] | "\(.metadata.name) \(.status.phase) \(.status.containerStatuses[0].state //
-            {} | tostring) ready=\(.status.containerStatuses[0].ready // false)"'
+        .items[] | .status.containerStatuses[0] as $c | "\(.metadata.name) \(.status.phase)
+            state \($c.state // {} | tostring) last \($c.lastState // {} | tostring)"'
+    local log
+    for log in "$NODE_DIR"/log/pods/"$NS"_shimkeeper-coordinator-*/coordinator/*.log; do
+        [[ -f $log ]] && echo "log $log:" && tail -n 3 "$log"
+    done
     kube_admin -n "$NS" get events --sort-by .lastTimestamp -o json |
         jq -r '.items[-8:][] | "event: \(.involvedObject.name) \(.reason): \(.message)"'
 }
