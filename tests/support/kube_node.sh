@@ -293,8 +293,12 @@ kube_node_down() {
     kube_stop_pid "${KUBE_NODE_SCHEDULER_PID:-}"
     kube_stop_pid "${KUBE_NODE_KCM_PID:-}"
     if [[ -n ${KUBE_NODE_ROOT:-} ]]; then
-        # Innermost first: Pod volumes are mounted inside one another's folders.
-        findmnt -rn -o TARGET | grep -F "$KUBE_NODE_ROOT/" | sort -r | while read -r mount; do
+        # Innermost first: Pod volumes are mounted inside one another's folders, and the kubelet
+        # bind-mounts its root dir onto itself. Pods still running at the end (a Deployment's)
+        # keep their sandboxes' /dev/shm mounts in containerd's state folder too.
+        findmnt -rn -o TARGET |
+            grep -E -e "^$KUBE_NODE_ROOT(/|\$)" -e "^$NODE_DIR/run/containerd/io\.containerd\.grpc\.v1\.cri/sandboxes/" |
+            sort -r | while read -r mount; do
             umount "$mount" 2>/dev/null || umount -l "$mount"
         done
     fi
