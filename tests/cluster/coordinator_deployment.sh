@@ -158,4 +158,11 @@ mapfile -t pods < <(coordinator_pods)
 replacement=${pods[0]}
 [[ $replacement != "$standby" ]] || replacement=${pods[1]}
 led_by "$standby" || fail "the Lease moved to '$(leader)' when $replacement came up"
-step "PASS: the replacement $replacement is Ready and stands by; $standby leads"
+echo "ok: the replacement $replacement is Ready and stands by; $standby leads"
+
+# The Deployment deleted: the kubelet stops its Pods now, rather than containerd's shutdown later
+# (which waits on each running sandbox).
+kube_admin -n "$NS" delete deployment shimkeeper-coordinator --wait=false >/dev/null
+no_pods() { [[ -z $(kube_admin -n "$NS" get pods -l app.kubernetes.io/component=coordinator -o name) ]]; }
+kube_wait_for 90 no_pods || fail "the coordinator's Pods outlived the Deployment: $(pods_say)"
+step "PASS: the Deployment's Pods stopped"
