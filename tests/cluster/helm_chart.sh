@@ -66,7 +66,7 @@ echo "ok: the server sees the chart's RBAC, policies, FlowSchemas, ServiceAccoun
     "($(by_kind "$KUBE_DIR/chart.view" | wc -l) objects)"
 deployment=$(grep '"kind":"Deployment"' "$KUBE_DIR/chart.view") || fail "the chart renders no Deployment"
 grep -q '"kind":"PodDisruptionBudget"' "$KUBE_DIR/chart.view" || fail "the chart renders no PodDisruptionBudget"
-[[ $(jq -c '.spec.template.spec.containers[0].args' <<<"$deployment") == '["coordinate","--listen","0.0.0.0:8080"]' ]] ||
+[[ $(jq -c '.spec.template.spec.containers[0].args' <<<"$deployment") == '["--listen","0.0.0.0:8080"]' ]] ||
     fail "the coordinator's args are $(jq -c '.spec.template.spec.containers[0].args' <<<"$deployment")"
 [[ $(jq -r '.spec.replicas' <<<"$deployment") == 2 &&
     $(jq -r '.spec.template.spec.serviceAccountName' <<<"$deployment") == shimkeeper-coordinator &&

@@ -34,6 +34,8 @@
 # certificates (default the test CA, KUBE_CA).
 # KUBE_APISERVER_EXTRA_ARGS (space-separated) adds kube-apiserver flags, e.g. to serve a resource
 # without the watch cache so that an etcd compaction is seen as 410 Gone.
+# KUBE_APISERVER_EXTRA_SANS (e.g. IP:10.200.1.1), set before kube_up, adds subjectAltName entries
+# to the API server's certificate: another address a client (a Pod) reaches it by.
 #
 # Exports after kube_up: KUBE_DIR, KUBE_BIN (folder of the three programs; set it beforehand to
 # test other builds), KUBE_SERVER (https URL), KUBE_CA (the CA certificate), KUBECONFIG_ADMIN,
@@ -165,7 +167,8 @@ kube_write_pki() {
         openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
             -keyout apiserver.key -out apiserver.csr 2>/dev/null
         # Clients connect to 127.0.0.1; kubernetes.default names the in-cluster service.
-        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default\n' >san.ext
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default%s\n' \
+            "${KUBE_APISERVER_EXTRA_SANS:+,$KUBE_APISERVER_EXTRA_SANS}" >san.ext
         openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
             -extfile san.ext -out apiserver.crt 2>/dev/null
         # The key pair that signs and verifies ServiceAccount tokens (the apiserver insists on

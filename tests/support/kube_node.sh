@@ -35,7 +35,10 @@
 #     bridge and a /24 of its own so that runs side by side never share one. Without it the
 #     kubelet reports NetworkReady=false and the Node stays NotReady.
 #   - No kube-proxy: the `kubernetes` Service's ClusterIP leads nowhere. A Pod that needs the API
-#     server uses hostNetwork and the API server's own address (127.0.0.1), given to it.
+#     server uses hostNetwork and the API server's own address (127.0.0.1), given to it; or, set
+#     before kube_node_up, KUBE_NODE_SUBNET (a /24 from kube_node_free_subnet) and
+#     KUBE_NODE_POD_GATEWAY=true give the bridge the subnet's .1 (KUBE_NODE_GATEWAY), which Pods
+#     reach and the kubelet's probes come from, for a forwarder to the API server listening there.
 #   - Private mounts: the kubelet mounts Pod volumes under its --root-dir (inside NODE_DIR) and
 #     writes log links to the fixed /var/log/containers; containerd's CNI keeps results in the fixed
 #     /var/lib/cni and network namespaces in /run/netns. A tmpfs on each, in the node's private
@@ -115,17 +118,18 @@ kube_node_network() {
         ln -sf "$k_kube_node_cni_bin/$plugin" "$NODE_DIR/opt/cni/bin/$plugin"
     done
     bridge=skb$(printf '%s' "$NODE_DIR" | sha256sum | cut -c1-8)
-    subnet=$(kube_node_free_subnet) || {
+    subnet=${KUBE_NODE_SUBNET:-$(kube_node_free_subnet)} || {
         kube_node_log "no free 10.x.y.0/24 for the Pod network"
         return 1
     }
     KUBE_NODE_BRIDGE=$bridge
+    export KUBE_NODE_GATEWAY=${subnet%.0/24}.1
     cat >"$NODE_DIR/etc/cni/net.d/10-shimkeeper-test.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "shimkeeper-test",
   "plugins": [
-    {"type": "bridge", "bridge": "$bridge", "isGateway": false, "ipMasq": false,
+    {"type": "bridge", "bridge": "$bridge", "isGateway": ${KUBE_NODE_POD_GATEWAY:-false}, "ipMasq": false,
      "ipam": {"type": "host-local", "ranges": [[{"subnet": "$subnet"}]],
               "dataDir": "$NODE_DIR/var/lib/cni/networks"}},
     {"type": "loopback"}
@@ -289,8 +293,12 @@ kube_node_down() {
     kube_stop_pid "${KUBE_NODE_SCHEDULER_PID:-}"
     kube_stop_pid "${KUBE_NODE_KCM_PID:-}"
     if [[ -n ${KUBE_NODE_ROOT:-} ]]; then
-        # Innermost first: Pod volumes are mounted inside one another's folders.
-        findmnt -rn -o TARGET | grep -F "$KUBE_NODE_ROOT/" | sort -r | while read -r mount; do
+        # Innermost first: Pod volumes are mounted inside one another's folders, and the kubelet
+        # bind-mounts its root dir onto itself. Pods still running at the end (a Deployment's)
+        # keep their sandboxes' /dev/shm mounts in containerd's state folder too.
+        findmnt -rn -o TARGET |
+            grep -E -e "^$KUBE_NODE_ROOT(/|\$)" -e "^$NODE_DIR/run/containerd/io\.containerd\.grpc\.v1\.cri/sandboxes/" |
+            sort -r | while read -r mount; do
             umount "$mount" 2>/dev/null || umount -l "$mount"
         done
     fi

@@ -2,9 +2,11 @@
 """A TCP proxy that can be paused, for tests that cut one client off from a server without
 closing anything (the shape of a network partition: requests hang, nothing is refused).
 
-    pausable_proxy.py TARGET_HOST TARGET_PORT PORT_FILE STATE_FILE
+    pausable_proxy.py TARGET_HOST TARGET_PORT PORT_FILE STATE_FILE [LISTEN_HOST]
 
-Listens on 127.0.0.1 (an ephemeral port, written to PORT_FILE once listening) and forwards every
+Listens on LISTEN_HOST (default 127.0.0.1; an address that need not exist yet, as a bridge's that
+CNI adds with the first Pod) on an ephemeral port, written to PORT_FILE once listening, and
+forwards every
 connection to TARGET_HOST:TARGET_PORT, bytes unchanged (TLS passes through). SIGUSR1 pauses it:
 no byte moves in either direction and new connections wait; SIGUSR2 resumes, and what was held
 goes on. STATE_FILE says "running" or "paused" once the signal has taken effect."""
@@ -14,6 +16,9 @@ import signal
 import socket
 import sys
 import threading
+
+# Linux's IP_FREEBIND (Python's socket module does not name it): bind before the address exists.
+IP_FREEBIND = 15
 
 running = threading.Event()
 running.set()
@@ -60,6 +65,7 @@ def serve(client, target):
 
 def main():
     host, port, port_file, state_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    listen_host = sys.argv[5] if len(sys.argv) > 5 else "127.0.0.1"
 
     def pause(*_):
         running.clear()
@@ -72,7 +78,11 @@ def main():
     signal.signal(signal.SIGUSR1, pause)
     signal.signal(signal.SIGUSR2, resume)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    listener = socket.create_server(("127.0.0.1", 0))
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
+    listener.bind((listen_host, 0))
+    listener.listen()
     say(state_file, "running")
     tmp = port_file + ".tmp"
     with open(tmp, "w") as f:
