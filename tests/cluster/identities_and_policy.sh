@@ -640,17 +640,18 @@ flow_of() { # IDENTITY PATH
     sed -n 's/^X-Kubernetes-PF-FlowSchema-UID: *\([^[:space:]]*\).*/\1/Ip' "$headers"
 }
 uid_of() { kube_admin get flowschema "$1" -o jsonpath='{.metadata.uid}'; }
-[[ $(flow_of node-a-bound /apis/containerd.x-k8s.io/v1alpha1/shims) == $(uid_of shimkeeper) ]] ||
-    fail "node-a-bound's request was not classified by FlowSchema shimkeeper"
-pass "node-a-bound: classified by FlowSchema shimkeeper (workload-high)"
+# (cluster.flow_control_levels covers every level and the kubelet credential's requests.)
+[[ $(flow_of node-a-bound /apis/containerd.x-k8s.io/v1alpha1/shims) == $(uid_of shimkeeper-node) ]] ||
+    fail "node-a-bound's request was not classified by FlowSchema shimkeeper-node"
+pass "node-a-bound: classified by FlowSchema shimkeeper-node (level shimkeeper-node)"
 [[ $(flow_of coordinator /apis/containerd.x-k8s.io/v1alpha1/shims) == $(uid_of shimkeeper) ]] ||
     fail "the coordinator's request was not classified by FlowSchema shimkeeper"
 pass "coordinator: classified by FlowSchema shimkeeper (workload-high)"
 [[ $(flow_of coordinator \
     /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases/shimkeeper-coordinator) == \
-    $(uid_of shimkeeper-coordinator-election) ]] ||
-    fail "the coordinator's Lease request was not classified by shimkeeper-coordinator-election"
-pass "coordinator: its election Lease by FlowSchema shimkeeper-coordinator-election (leader-election)"
+    $(uid_of shimkeeper-coordinator-leases) ]] ||
+    fail "the coordinator's Lease request was not classified by shimkeeper-coordinator-leases"
+pass "coordinator: its election Lease by FlowSchema shimkeeper-coordinator-leases (level shimkeeper-coordinator)"
 
 echo "--- a node labels itself ready for a Shim that does not select it (a coordinator runs)"
 # Shim hard is meant for pool b. node-a is not in it, yet its credential may write the readiness

@@ -125,6 +125,28 @@ TEST_F(SlotKeeperTest, AReleaseSaysDoneAndAFailureSaysItsReason) {
     EXPECT_TRUE(api.calls_of("update", "leases").empty()) << "the node writes no Lease";
 }
 
+// The keeper remembers released grants for the whole process, by uid; FakeApiClient's uids count
+// from 1 in each test, so this test (like ctest, which runs each test alone) wants a process of its
+// own.
+TEST_F(SlotKeeperTest, AGrantReleasedIsNeverTakenAgainThoughAViewStillShowsIt) {
+    const json lease = grant(k_me);
+    const auto held = take(lease).value().value();
+    ASSERT_TRUE(keeper.release(held));
+    // The coordinator has not acted on the release yet: the grant still names this node.
+    const auto again = take(lease);
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_FALSE(again->has_value()) << "a released grant was taken back";
+    EXPECT_TRUE(entry()->done) << "the release stands: nothing was written over it";
+    SlotKeeper other{api, k_ns, k_me};
+    seen = {model::slot_lease_of(lease), std::chrono::steady_clock::now()};
+    model::SlotDecision decision;
+    decision.kind = model::SlotDecision::Kind::hold;
+    decision.existing = &seen;
+    const auto by_another_keeper = other.take(target, decision);
+    ASSERT_TRUE(by_another_keeper);
+    EXPECT_FALSE(by_another_keeper->has_value()) << "the daemon's other keeper took it back";
+}
+
 TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
     target.shim = "refused-here"; // the notices are per process: a Shim of this test alone
     const json lease = grant(k_me);

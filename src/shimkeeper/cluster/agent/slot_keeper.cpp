@@ -5,6 +5,10 @@
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 
+#include <deque>
+#include <mutex>
+#include <set>
+
 namespace shimkeeper::cluster::agent {
 
 using nlohmann::json;
@@ -85,9 +89,52 @@ util::Expected<bool> SlotKeeper::read_grant(HeldSlot& held) {
     return true;
 }
 
+namespace {
+
+// The grants (Lease uids) this process released as done. A release tells the coordinator to free
+// the slot now, not after a revoke has stood for slot_timing::revoked_for, so a grant released is
+// never this node's again: a node that took it back from a view older than the release (its
+// watch, or a quorum read before the coordinator acted on it) would hold a slot the coordinator
+// is handing to another node. A grant made anew has another uid. Process-wide because the daemon
+// takes slots from two places (its watch and the reconcile) through keepers of their own.
+class ReleasedGrants {
+public:
+    void add(const std::string& grant) {
+        std::lock_guard lock(m_mutex);
+        if (m_order.size() == k_kept) {
+            m_grants.erase(m_order.front());
+            m_order.pop_front();
+        }
+        if (m_grants.insert(grant).second) {
+            m_order.push_back(grant);
+        }
+    }
+    bool contains(const std::string& grant) const {
+        std::lock_guard lock(m_mutex);
+        return m_grants.contains(grant);
+    }
+
+private:
+    // A node takes a few slots a rollout; far more than any view can lag behind.
+    static constexpr std::size_t k_kept = 256;
+    mutable std::mutex m_mutex;
+    std::set<std::string> m_grants;
+    std::deque<std::string> m_order;
+};
+
+ReleasedGrants& released_by_this_process() {
+    static ReleasedGrants grants;
+    return grants;
+}
+
+} // namespace
+
 util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTarget& target,
                                                          const model::SlotDecision& decision) {
     const model::SlotLease& grant = decision.existing->lease;
+    if (released_by_this_process().contains(grant.grant)) {
+        return std::nullopt;
+    }
     HeldSlot held{target, grant.object, {}, {}, {}};
     held.hold = model::SlotHold{
         target.shim, grant.name,        grant.grant,
@@ -134,6 +181,8 @@ std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
 util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
     model::SlotHold hold = held.hold;
     hold.done = true;
+    // Before the write: a write that fails may still have reached the API server.
+    released_by_this_process().add(hold.grant);
     return write(hold, "releasing");
 }
 

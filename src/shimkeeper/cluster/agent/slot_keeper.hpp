@@ -72,10 +72,11 @@ public:
 
     // Takes the slot granted to this node (decision.existing: the grant as its watch showed it):
     // writes the entry naming it, then reads the grant. nullopt: it is no longer this node's
-    // (revoked, gone or marked failed since).
+    // (revoked, gone or marked failed since), or this process released it (release()): then
+    // nothing is written.
     util::Expected<std::optional<HeldSlot>> take(const model::RolloutTarget& target,
                                                  const model::SlotDecision& decision);
-    // Says done: the coordinator deletes the grant.
+    // Says done: the coordinator deletes the grant. This process never takes it again.
     util::Expected<void> release(const HeldSlot& held);
     // Says failed with `reason`: the coordinator marks the grant failed, or, if it is gone by
     // then, creates a failed Lease for it (slot_view.hpp), which halts the rollout of that
