@@ -11,7 +11,10 @@
 # once. Then generation 3 names a sha256 its artifact does not have: every waiting node's staging fails
 # and is only logged (nothing halts a rollout but a slot marked failed); the one node granted a
 # slot fails there, the rollout halts, and no node has changed, nor stored the bad artifact.
-# seconds-about: 60
+# Last, the daemon answers while it stages: with Shim held's download kept open by the server,
+# Shim quick, applied after it, is staged, granted and installed on node-1..3 all the same; held
+# deleted stops its downloads, and nothing of it stays.
+# seconds-about: 75
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
@@ -109,3 +112,42 @@ for node in "${nodes[@]}"; do
     [[ ! -e $T/roots/$node/var/lib/shimkeeper/store/sha256/$bad ]] || fail "$node stored the bad artifact"
 done
 pass "a failed staging halted nothing; $holder failed in its slot and halted the rollout; no node changed or stored it"
+
+echo "--- the daemon answers while it stages: a held download delays no other Shim"
+background=(node-1 node-2 node-3)
+for node in "${background[@]}"; do kube_admin label node "$node" background=yes >/dev/null; done
+make_shim_archive "$(shim_binary_for held)" "$T/www/held.tar.gz"
+make_shim_archive "$(shim_binary_for quick)" "$T/www/quick.tar.gz"
+held_sha=$(sha256_of "$T/www/held.tar.gz")
+kube_shim_yaml held "$SERVER_URL/hold/100/held.tar.gz" "$held_sha" '  nodeSelector: {background: "yes"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}' | kube_admin apply -f - >/dev/null
+held_downloading() { grep -q "fetch held: downloading" "$T/roots/$1.log"; }
+for node in "${background[@]}"; do
+    kube_wait_for 30 held_downloading "$node" || fail "$node did not start staging held: $(tail -n 20 "$T/roots/$node.log")"
+done
+kube_shim_yaml quick "$SERVER_URL/quick.tar.gz" "$(sha256_of "$T/www/quick.tar.gz")" \
+    '  nodeSelector: {background: "yes"}
+  rolloutStrategy: {rolling: {maxUpdate: 3}}' | kube_admin apply -f - >/dev/null
+quick_everywhere() {
+    local node
+    for node in "${background[@]}"; do rollout_finished "$node" quick 1 || return 1; done
+}
+kube_wait_for 60 quick_everywhere ||
+    fail "quick did not roll out while held's downloads were held: $(for n in "${background[@]}"; do echo "$n $(rollout_annotation "$n" quick)"; done)"
+for node in "${background[@]}"; do
+    log=$T/roots/$node.log
+    grep -q "held: staged sha256" "$log" && fail "$node staged held, whose download the server still holds"
+    grep -q "took slot held-slot-" "$log" && fail "$node took a slot for held before it was staged: $(cat "$log")"
+done
+pass "quick rolled out on node-1..3 while their staging of held waited; none asked held's slot"
+
+kube_admin delete shim held >/dev/null
+stopped() { grep -q "held: staging ahead of its rollout slot stopped; nothing was stored" "$T/roots/$1.log"; }
+for node in "${background[@]}"; do
+    kube_wait_for 30 stopped "$node" || fail "$node did not stop staging the deleted Shim held: $(tail -n 20 "$T/roots/$node.log")"
+    [[ ! -e $T/roots/$node/var/lib/shimkeeper/store/sha256/$held_sha ]] || fail "$node stored held"
+    leftovers=$(ls -A "$T/roots/$node/var/lib/shimkeeper/tmp" 2>/dev/null || true)
+    [[ -z $leftovers ]] || fail "$node left a partial download in the store: $leftovers"
+done
+curl -fsS "$SERVER_URL/_release" >/dev/null
+pass "deleting held stopped its downloads on node-1..3; nothing of it was stored"

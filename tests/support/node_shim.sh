@@ -199,11 +199,13 @@ node_health_timeout() {
 # node_agent_start_in_cluster KUBECONFIG [RUN-ARGS...]: adds [kube] with KUBECONFIG (no node_name:
 # the credential names the Node) to the agent's config and starts the agent as the Type=notify
 # unit shimkeeper-agent.service (watchdog 60 s), logging to $NODE_DIR/log/agent.log, with
-# `--log-level debug run RUN-ARGS...`.
+# `--log-level debug run RUN-ARGS...`. Its status file is $NODE_DIR/run/status.json unless
+# RUN-ARGS name one: the sandbox shares the host's /run, and with it the default one.
 node_agent_start_in_cluster() {
     local kubeconfig=$1
     shift
     printf '\n[kube]\nkubeconfig = "%s"\n' "$kubeconfig" >>"$NODE_AGENT_CONFIG"
+    [[ " $* " == *" --status-file "* ]] || set -- --status-file "$NODE_DIR/run/status.json" "$@"
     node_agent_unit shimkeeper-agent.service 60 120 "$NODE_DIR/log/agent.log" --log-level debug run "$@"
     systemctl --user start shimkeeper-agent.service ||
         fail "the agent did not start: $(tail -n 30 "$NODE_DIR/log/agent.log")"

@@ -6,6 +6,7 @@
 #include "test_fetch_server.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <gtest/gtest.h>
 
@@ -142,6 +143,38 @@ TEST_F(DownloaderTest, CutTransfersAreRetriedAndLeaveNothing) {
     ASSERT_FALSE(result);
     EXPECT_TRUE(contains(result.error().message(), "3 attempts"));
     EXPECT_EQ(m_server->requests_for("/truncate/a.bin"), 3);
+    EXPECT_TRUE(entries_of(m_dest).empty());
+}
+
+// Staging ahead stops a download its Shim no longer needs: between attempts (a Retry-After of
+// 30 s is not waited out), and during a transfer, leaving nothing behind either way.
+TEST_F(DownloaderTest, AnAbandonedDownloadStopsBetweenAttemptsAndMidTransfer) {
+    auto between = request(m_server->url("/retry-after/30/5/a.bin"));
+    auto started = std::chrono::steady_clock::now();
+    // Half a second in, the 429 is answered and its 30 s wait has begun.
+    between.abandon = [started] {
+        return std::chrono::steady_clock::now() - started > 500ms;
+    };
+    auto result = download(between);
+    ASSERT_FALSE(result);
+    EXPECT_TRUE(contains(result.error().message(), "stopped: no longer wanted"))
+        << result.error().message();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 20s) << "the Retry-After was waited out";
+    EXPECT_EQ(m_server->requests_for("/retry-after/30/5/a.bin"), 1);
+
+    auto during = request(m_server->url("/slow/2000/a.bin")); // 100 kB at 2 kB/s: 50 s
+    std::atomic<bool> stop{false};
+    during.heartbeat = [&stop] {
+        stop = true;
+    }; // the first beat comes while bytes trickle
+    during.abandon = [&stop] {
+        return stop.load();
+    };
+    result = download(during);
+    ASSERT_FALSE(result);
+    EXPECT_TRUE(contains(result.error().message(), "stopped: no longer wanted"))
+        << result.error().message();
+    EXPECT_TRUE(contains(result.error().message(), "1 attempt")) << "an abandoned one is retried";
     EXPECT_TRUE(entries_of(m_dest).empty());
 }
 

@@ -13,6 +13,8 @@
 #include "shimkeeper/cluster/agent/transaction_hooks.hpp"
 #include "shimkeeper/daemon/daemon.hpp"
 #include "shimkeeper/daemon/status_text.hpp"
+#include "shimkeeper/fetch/curl_downloader.hpp"
+#include "shimkeeper/reconcile/background_staging.hpp"
 #include "shimkeeper/reconcile/node_status.hpp"
 #include "shimkeeper/reconcile/recovery.hpp"
 #include "shimkeeper/reconcile/removal_guard.hpp"
@@ -71,9 +73,21 @@ daemon::ReconcileOutcome recover_once(Context&, const reconcile::Node& node,
     return {true, recovery->needed, summary, {{"recovery", summary}}};
 }
 
+// The rollout gate's waits the node asks slots for: all but the Shims still staging ahead.
+std::map<std::string, std::optional<cluster::model::RolloutTarget>>
+slots_to_ask(const cluster::agent::RolloutGate* gate, const std::set<std::string>& staging) {
+    if (gate == nullptr) {
+        return {};
+    }
+    auto waiting = gate->waiting_for();
+    std::erase_if(waiting, [&](const auto& wait) { return staging.contains(wait.first); });
+    return waiting;
+}
+
 daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edges,
                                         reconcile::Restart restart,
-                                        cluster::agent::AgentWatches* watches) {
+                                        cluster::agent::AgentWatches* watches,
+                                        reconcile::BackgroundStaging* staging) {
     if (ctx.cluster) {
         ctx.cluster->remember_readings();
     }
@@ -106,7 +120,8 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     }
     desired = std::move(*admitted);
     cluster::agent::RolloutGate* gate = hooks.gate();
-    const bool stage_ahead = gate != nullptr && ctx.settings.kube && ctx.settings.kube->stage_ahead;
+    const bool stage_ahead = gate != nullptr && staging != nullptr && ctx.settings.kube &&
+                             ctx.settings.kube->stage_ahead;
     if (stage_ahead) {
         node.keep_artifacts = reconcile::staged_ahead_digests(node, gate->worth_staging_ahead());
     }
@@ -115,16 +130,14 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     // After the transaction: a Shim whose slot was lost before the point of no return waits too.
     const std::map<std::string, std::string>& waiting = hooks.finish(outcome);
     // Before the Node report, which asks for the slots: a slot comes only to a node that has its
-    // artifacts and holds it for the change alone.
-    if (stage_ahead) {
-        reconcile::stage_ahead(node, gate->worth_staging_ahead());
-    }
+    // artifacts and holds it for the change alone. The downloads run on staging's own thread, so
+    // this loop goes on answering; when one ends, staging's change source wakes it to ask.
+    const std::set<std::string> still_staging =
+        stage_ahead ? staging->stage(node, gate->worth_staging_ahead()) : std::set<std::string>{};
     if (watches != nullptr) {
-        watches->wait_for(
-            gate ? gate->waiting_for()
-                 : std::map<std::string, std::optional<cluster::model::RolloutTarget>>{},
-            gate ? gate->held_shims() : std::set<std::string>{},
-            ctx.cluster ? ctx.cluster->pass() : nullptr);
+        watches->wait_for(slots_to_ask(gate, still_staging),
+                          gate ? gate->held_shims() : std::set<std::string>{},
+                          ctx.cluster ? ctx.cluster->pass() : nullptr);
     }
     report_metrics(ctx, outcome, clock);
     auto state = ctx.store.load_state();
@@ -202,12 +215,22 @@ int run_run_command(const GlobalOptions& options, const std::string& status_file
         return 1;
     }
     cluster::agent::AgentWatches* watches = started->get();
+    std::unique_ptr<reconcile::BackgroundStaging> staging;
     if (watches != nullptr) {
         config.change_sources.push_back(change_source_of(*watches));
+        staging = std::make_unique<reconcile::BackgroundStaging>(log, [] {
+            return std::make_unique<fetch::CurlDownloader>(fetch::progress_style_for_stderr());
+        });
+        // A staging that ended lets the node ask for that Shim's slot: at once, no debounce.
+        config.change_sources.push_back({.fd = staging->fd(),
+                                         .name = "staging ahead",
+                                         .on_ready = [&staging] { return staging->take_ended(); },
+                                         .urgent = [] { return true; },
+                                         .debounce = std::nullopt});
     }
-    const NodeStep reconcile_step = [watches](Context& ctx, const reconcile::Node& node,
-                                              reconcile::Restart how) {
-        return reconcile_once(ctx, node, how, watches);
+    const NodeStep reconcile_step = [watches, &staging](Context& ctx, const reconcile::Node& node,
+                                                        reconcile::Restart how) {
+        return reconcile_once(ctx, node, how, watches, staging.get());
     };
     return daemon::run_daemon(
         config,

@@ -24,6 +24,24 @@ std::string lowercase(std::string text) {
     return text;
 }
 
+// Waits between attempts, asking request.abandon ten times a second; false when it said stop.
+bool wait_unless_abandoned(const DownloadRequest& request, std::chrono::milliseconds wait) {
+    if (!request.abandon) {
+        std::this_thread::sleep_for(wait);
+        return true;
+    }
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (!request.abandon()) {
+        const auto left = until - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero()) {
+            return true;
+        }
+        std::this_thread::sleep_for(
+            std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(100)));
+    }
+    return false;
+}
+
 std::string attempts_text(int attempts) {
     return attempts == 1 ? "1 attempt" : std::to_string(attempts) + " attempts";
 }
@@ -103,7 +121,12 @@ util::Expected<DownloadResult> CurlDownloader::download(const DownloadRequest& r
         if (request.heartbeat) {
             request.heartbeat(); // a Retry-After wait is at most 30 s, far below any watchdog
         }
-        std::this_thread::sleep_for(wait);
+        if (!wait_unless_abandoned(request, wait)) {
+            progress.abandon();
+            return util::fail(util::ErrorCode::network, "cannot download " + what + " from " +
+                                                            request.url +
+                                                            ": stopped: no longer wanted");
+        }
     }
 
     std::uint64_t size = file.size();

@@ -29,6 +29,7 @@ struct HopContext {
     PartialFile* file = nullptr;
     Progress* progress = nullptr;
     const std::function<void()>* heartbeat = nullptr;
+    const std::function<bool()>* abandon = nullptr;
     std::uint64_t max_size = 0;
     milliseconds stall_timeout{0};
 
@@ -38,6 +39,7 @@ struct HopContext {
     Clock::time_point last_activity = Clock::now();
 
     bool stalled = false;
+    bool abandoned = false;
     std::optional<std::uint64_t> announced_too_large; // Content-Length above max_size
     bool grew_too_large = false;
     std::optional<util::Error> write_error;
@@ -98,6 +100,10 @@ int on_progress(void* user, curl_off_t total, curl_off_t received, curl_off_t, c
     if (hop.heartbeat != nullptr && *hop.heartbeat) {
         (*hop.heartbeat)(); // curl calls this about once a second even while no byte arrives
     }
+    if (hop.abandon != nullptr && *hop.abandon && (*hop.abandon)()) {
+        hop.abandoned = true;
+        return 1; // aborts the transfer
+    }
     auto now = Clock::now();
     if (received != hop.last_received) {
         hop.last_received = received;
@@ -132,6 +138,9 @@ AttemptError perform_failure(const HopContext& hop, CURLcode rc, const char* err
     }
     if (hop.grew_too_large) {
         return failure(FailureKind::too_large, "the body grew past the " + limit);
+    }
+    if (hop.abandoned) {
+        return failure(FailureKind::abandoned, "stopped: no longer wanted");
     }
     if (hop.stalled) {
         return failure(FailureKind::stall, "no data received for " +
@@ -254,6 +263,7 @@ std::expected<void, AttemptError> run_attempt(CURL* handle, const DownloadReques
         hop.file = &file;
         hop.progress = &progress;
         hop.heartbeat = &request.heartbeat;
+        hop.abandon = &request.abandon;
         hop.max_size = settings.max_size;
         hop.stall_timeout = settings.stall_timeout;
         auto set = [&]() -> util::Expected<void> {

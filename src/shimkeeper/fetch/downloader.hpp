@@ -31,6 +31,10 @@ struct DownloadRequest {
     // Called while a transfer is alive and between retries: the daemon passes its watchdog
     // ping here, so a long download over a slow link never looks like a hung process.
     std::function<void()> heartbeat;
+    // Asked as often as the heartbeat is called and before each retry: true stops the download
+    // (it fails, naming no server fault, and leaves nothing behind). Staging ahead in the
+    // background stops this way when its Shim no longer waits or the daemon stops.
+    std::function<bool()> abandon;
     // Extra request headers ("Accept: ...", "Authorization: ..."). An Authorization header goes
     // only to the first URL's origin: a redirect elsewhere (a registry's storage URL) is
     // followed without it, as credentials are meant for the registry alone.

@@ -22,6 +22,7 @@ Retry retry_for(const AttemptFailure& failure) {
     case FailureKind::too_large:
     case FailureKind::local:
     case FailureKind::other:
+    case FailureKind::abandoned:
         return Retry::no;
     }
     return Retry::no;

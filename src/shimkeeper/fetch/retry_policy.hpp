@@ -24,6 +24,7 @@ enum class FailureKind {
     no_resume,   // a resumed request was not answered with the rest (no Range support, 416)
     local,       // writing the temp file failed
     other,       // anything else libcurl reports
+    abandoned,   // the caller asked to stop (DownloadRequest::abandon)
 };
 
 enum class Retry { yes, no };

@@ -33,6 +33,8 @@ struct Node {
     const util::Log& log;
     // Called during long steps (downloads, waiting for containerd): the daemon's watchdog ping.
     std::function<void()> heartbeat = {};
+    // Asked during downloads: true stops them (staging ahead in the background, stage_ahead.hpp).
+    std::function<bool()> abandon = {};
     // Called once the plan is final, before the first change (cluster mode: the Node's label
     // goes before the handler does). An error refuses the transaction; nothing has changed.
     std::function<util::Expected<void>(const NodePlan&, const store::StoreState&)> before_change =

@@ -85,6 +85,7 @@ util::Expected<Downloaded> download_oci(const spec::ShimSpec& shim, const store:
     context.tmp_dir = store.tmp_dir();
     context.label = shim.name;
     context.heartbeat = options.heartbeat;
+    context.abandon = options.abandon;
     context.auth_files = options.fetch.auth_file
                              ? std::vector<std::filesystem::path>{*options.fetch.auth_file}
                              : fetch::oci::default_auth_files();
@@ -126,6 +127,7 @@ util::Expected<Downloaded> download_source(const spec::ShimSpec& shim, const sto
     request.settings = options.fetch;
     request.label = shim.name;
     request.heartbeat = options.heartbeat;
+    request.abandon = options.abandon;
     return Downloaded{TRY(downloader.download(request, store.tmp_dir())), std::nullopt};
 }
 
@@ -145,6 +147,7 @@ StageOptions stage_options_of(const Node& node) {
     StageOptions options;
     options.fetch = node.settings.fetch;
     options.heartbeat = node.heartbeat;
+    options.abandon = node.abandon;
     options.containerd_registry_hosts = node.detection.registry_config_path;
     return options;
 }

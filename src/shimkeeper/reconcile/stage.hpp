@@ -28,6 +28,7 @@ struct StageOptions {
     spec::FetchSettings fetch;
     std::chrono::milliseconds preflight_timeout{5'000};
     std::function<void()> heartbeat; // passed on to the download (DownloadRequest::heartbeat)
+    std::function<bool()> abandon;   // and DownloadRequest::abandon
     // containerd's own registry host folder (its CRI registry.config_path), when known; the
     // [fetch] registry_config_path setting comes first, /etc/containerd/certs.d last.
     std::optional<std::string> containerd_registry_hosts;

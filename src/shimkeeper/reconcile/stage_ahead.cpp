@@ -25,7 +25,10 @@ StagedAhead stage_ahead(const Node& node, const std::vector<spec::ShimSpec>& shi
         }
         auto staged = stage_shim(shim, known_digest(shim, state->current_generation(), node.store),
                                  node.store, node.downloader, options, log);
-        if (!staged) {
+        if (!staged && node.abandon && node.abandon()) {
+            log.info(shim.name + ": staging ahead of its rollout slot stopped; nothing was stored");
+            out.failed.push_back(shim.name);
+        } else if (!staged) {
             log.warning(shim.name + ": could not stage ahead of its rollout slot (" +
                         staged.error().message() + "); its transaction fetches it again");
             out.failed.push_back(shim.name);

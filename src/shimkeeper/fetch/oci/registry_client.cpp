@@ -139,6 +139,7 @@ util::Expected<DownloadResult> RegistryClient::get(const RegistryHost& host,
     }
     request.label = m_context.label;
     request.heartbeat = m_context.heartbeat;
+    request.abandon = m_context.abandon;
     request.response = &info;
     for (int round = 0;; ++round) {
         request.headers = headers;
@@ -203,6 +204,7 @@ RegistryClient::bearer_token(const RegistryHost& host,
     request.settings.max_size = k_max_token_answer;
     request.label = m_context.label + " (token)";
     request.heartbeat = m_context.heartbeat;
+    request.abandon = m_context.abandon;
     if (basic) {
         request.headers.push_back("Authorization: Basic " + *basic);
     }

@@ -23,6 +23,7 @@ struct RegistryContext {
     std::filesystem::path tmp_dir; // downloads land here (the store's tmp/)
     std::string label;             // the shim's name, for progress and errors
     std::function<void()> heartbeat;
+    std::function<bool()> abandon; // DownloadRequest::abandon of each request
     std::vector<std::filesystem::path> auth_files;
 };
 
