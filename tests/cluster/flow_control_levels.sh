@@ -38,21 +38,10 @@ done
 # token, token file or client certificate); prints "FLOWSCHEMA LEVEL HTTP-STATUS", the names of
 # the objects whose UIDs the response's headers carry.
 classified() {
-    local kubeconfig=$1 method=$2 path=$3 auth=() token token_file cert headers
+    local kubeconfig=$1 method=$2 path=$3 auth headers
     shift 3
-    view() { "$KUBE_BIN/kubectl" --kubeconfig "$kubeconfig" config view --raw -o jsonpath="$1"; }
-    token=$(view '{.users[0].user.token}')
-    token_file=$(view '{.users[0].user.tokenFile}')
-    cert=$(view '{.users[0].user.client-certificate}')
-    if [[ -n $token ]]; then
-        auth=(-H "Authorization: Bearer $token")
-    elif [[ -n $token_file ]]; then
-        auth=(-H "Authorization: Bearer $(<"$token_file")")
-    elif [[ -n $cert ]]; then
-        auth=(--cert "$cert" --key "$(view '{.users[0].user.client-key}')")
-    else
-        fail "the kubeconfig $kubeconfig names no credential"
-    fi
+    auth=$(kube_credential_args "$kubeconfig") || fail "no credential in $kubeconfig"
+    mapfile -t auth <<<"$auth"
     headers=$KUBE_DIR/headers
     curl -sS --cacert "$KUBE_CA" "${auth[@]}" -X "$method" -D "$headers" -o "$KUBE_DIR/body" \
         -w '%{http_code}' "$@" "$KUBE_SERVER$path" >"$KUBE_DIR/status"

@@ -112,19 +112,32 @@ kube_as() {
 # kubeconfig holds its token inline or names it with tokenFile (read at every call, as a
 # renewed token would be).
 kube_curl() {
-    local identity=$1 method=$2 path=$3 token token_file
+    local identity=$1 method=$2 path=$3 auth
     shift 3
-    token=$(kube_as "$identity" config view --raw -o jsonpath='{.users[0].user.token}')
-    if [[ -z $token ]]; then
-        token_file=$(kube_as "$identity" config view --raw -o jsonpath='{.users[0].user.tokenFile}')
-        [[ -n $token_file ]] || {
-            kube_log "kube_curl: the kubeconfig of $identity has neither token nor tokenFile"
-            return 1
-        }
-        token=$(<"$token_file")
+    auth=$(kube_credential_args "$(kube_kubeconfig "$identity")") || return 1
+    mapfile -t auth <<<"$auth"
+    curl -sS --cacert "$KUBE_CA" "${auth[@]}" -X "$method" -w '\n%{http_code}\n' "$@" "$KUBE_SERVER$path"
+}
+
+# kube_credential_args KUBECONFIG: curl's arguments for that kubeconfig's user, one a line: its
+# token, its token file's token, or its client certificate and key. Fails, saying so, when the
+# kubeconfig names none of them.
+kube_credential_args() {
+    local kubeconfig=$1 token token_file cert
+    view() { "$KUBE_BIN/kubectl" --kubeconfig "$kubeconfig" config view --raw -o jsonpath="$1"; }
+    token=$(view '{.users[0].user.token}')
+    token_file=$(view '{.users[0].user.tokenFile}')
+    cert=$(view '{.users[0].user.client-certificate}')
+    if [[ -n $token ]]; then
+        printf '%s\n' -H "Authorization: Bearer $token"
+    elif [[ -n $token_file ]]; then
+        printf '%s\n' -H "Authorization: Bearer $(<"$token_file")"
+    elif [[ -n $cert ]]; then
+        printf '%s\n' --cert "$cert" --key "$(view '{.users[0].user.client-key}')"
+    else
+        kube_log "the kubeconfig $kubeconfig names no token, token file nor client certificate"
+        return 1
     fi
-    curl -sS --cacert "$KUBE_CA" -H "Authorization: Bearer $token" -X "$method" \
-        -w '\n%{http_code}\n' "$@" "$KUBE_SERVER$path"
 }
 
 # kube_create_node NAME [KEY=VALUE...]: a Node object with those labels, as the admin (a kubelet

@@ -180,7 +180,10 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     }
     std::string summary =
         daemon::converged_status(handlers, static_cast<std::uint64_t>(status.generation));
-    for (const auto& [name, why] : waiting) {
+    for (const auto& [name, wait] : waiting) {
+        const std::string why = still_staging.contains(name)
+                                    ? wait + " (staging its artifact first, then asking)"
+                                    : wait;
         ctx.log.info("rollout: " + why, {.shim = name});
         summary += "; " + why;
         status_json[k_result_waiting][name] = why;
