@@ -8,12 +8,12 @@
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
-#include "support/recording_log_sink.hpp"
 #include "test_fetch_server.hpp"
 
 #include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <mutex>
 #include <poll.h>
 
 namespace shimkeeper::reconcile {
@@ -21,6 +21,25 @@ namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::steady_clock;
+
+// The stagings' threads log while the test reads: a sink that keeps the messages under a lock.
+class LockedLogSink final : public util::LogSink {
+public:
+    void write(const util::LogRecord& record) override {
+        const std::lock_guard lock(m_mutex);
+        m_messages.push_back(record.message);
+    }
+    bool has(const std::string& text) const {
+        const std::lock_guard lock(m_mutex);
+        return std::ranges::any_of(m_messages, [&](const std::string& message) {
+            return message.find(text) != std::string::npos;
+        });
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::vector<std::string> m_messages;
+};
 
 class BackgroundStagingTest : public ::testing::Test {
 protected:
@@ -75,22 +94,14 @@ protected:
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
     }
-    bool logged(const std::string& text) const {
-        for (const auto& record : m_log_sink->records) {
-            if (record.message.find(text) != std::string::npos) {
-                return true;
-            }
-        }
-        return false;
-    }
+    bool logged(const std::string& text) const { return m_log_sink->has(text); }
 
     fs::path m_dir = util::make_temp_dir(fs::temp_directory_path(), "sk-bg-stage-").value();
     fetch::testing::ArtifactServer m_server{m_dir / "www", m_dir};
     util::HostRoot m_root{m_dir / "root"};
     spec::AgentSettings m_settings;
     containerd::Detection m_detection;
-    std::shared_ptr<testing::RecordingLogSink> m_log_sink =
-        std::make_shared<testing::RecordingLogSink>();
+    std::shared_ptr<LockedLogSink> m_log_sink = std::make_shared<LockedLogSink>();
     util::Log m_log{util::LogLevel::debug, m_log_sink};
     fetch::CurlDownloader m_downloader{fetch::ProgressStyle::none};
     store::Store m_store{m_root, "/var/lib/shimkeeper"};
