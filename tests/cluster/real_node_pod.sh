@@ -113,17 +113,8 @@ kube_admin get pod on-demo -o json | jq -e '.spec.tolerations[] | select(.key ==
 echo "ok: Pod on-demo landed on the tainted node-a, charged overhead $overhead"
 kube_admin taint node node-a sandboxed- >/dev/null
 
-container=$(kube_admin get pod on-demo -o jsonpath='{.status.containerStatuses[0].containerID}')
-container=${container#containerd://}
-runtime=$(ctr -a "$NODE_SOCKET" -n k8s.io containers info "$container" | jq -r .Runtime.Name)
-[[ $runtime == io.containerd.demo.v2 ]] || fail "the Pod's container runs on runtime '$runtime'"
-pid=$(ctr -a "$NODE_SOCKET" -n k8s.io tasks ls | awk -v id="$container" '$1 == id { print $2 }')
-[[ -n $pid ]] || fail "no containerd task for the Pod's container $container"
-shim_pid=$(ps -o ppid= -p "$pid" | tr -d ' ')
-shim_exe=$(readlink "/proc/$shim_pid/exe")
-[[ $shim_exe == "$NODE_STORE_DIR/store/sha256/"*/containerd-shim-demo-v2 ]] ||
-    fail "the Pod's process $pid runs under $shim_exe, not the installed containerd-shim-demo-v2"
-echo "ok: the Pod's container $container: runtime $runtime, parent $shim_exe (pid $shim_pid)"
+kube_node_pod_under_shim on-demo io.containerd.demo.v2 containerd-shim-demo-v2
+echo "ok: the Pod's container $POD_CONTAINER: runtime io.containerd.demo.v2, parent $POD_SHIM_EXE (pid $POD_SHIM_PID)"
 sandbox=$(ctr -a "$NODE_SOCKET" -n k8s.io containers ls -q \
     'labels."io.cri-containerd.kind"==sandbox,labels."io.kubernetes.pod.name"==on-demo')
 [[ -n $sandbox && $sandbox != *$'\n'* ]] || fail "not one sandbox container of Pod on-demo: '$sandbox'"

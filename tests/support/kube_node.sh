@@ -267,6 +267,25 @@ kube_node_untainted() {
     [[ -z $(kube_admin get node "$KUBE_NODE_NAME" -o jsonpath='{.spec.taints}') ]]
 }
 
+# kube_node_pod_under_shim POD RUNTIME BINARY: POD's first container runs on containerd runtime
+# RUNTIME, and its process's parent is BINARY from the node's store (the installed shim), or it
+# fails naming what differs. Sets POD_CONTAINER, POD_PID, POD_SHIM_PID and POD_SHIM_EXE.
+kube_node_pod_under_shim() {
+    local pod=$1 runtime=$2 binary=$3 got
+    POD_CONTAINER=$(kube_admin get pod "$pod" -o jsonpath='{.status.containerStatuses[0].containerID}')
+    POD_CONTAINER=${POD_CONTAINER#containerd://}
+    got=$(ctr -a "$NODE_SOCKET" -n k8s.io containers info "$POD_CONTAINER" 2>/dev/null | jq -r .Runtime.Name) ||
+        fail "containerd has no container '$POD_CONTAINER' for Pod $pod"
+    [[ $got == "$runtime" ]] || fail "Pod $pod's container runs on runtime '$got', not $runtime"
+    POD_PID=$(ctr -a "$NODE_SOCKET" -n k8s.io tasks ls 2>/dev/null |
+        awk -v id="$POD_CONTAINER" '$1 == id { print $2 }')
+    [[ -n $POD_PID ]] || fail "no containerd task for Pod $pod's container $POD_CONTAINER"
+    POD_SHIM_PID=$(ps -o ppid= -p "$POD_PID" | tr -d ' ')
+    POD_SHIM_EXE=$(readlink "/proc/$POD_SHIM_PID/exe")
+    [[ $POD_SHIM_EXE == "$NODE_STORE_DIR/store/sha256/"*/"$binary" ]] ||
+        fail "Pod $pod's process $POD_PID runs under $POD_SHIM_EXE, not the installed $binary"
+}
+
 # kube_node_pod_yaml NAME RUNTIME_CLASS: a Pod of the workload image in namespace default that
 # asks for RUNTIME_CLASS, and nothing else (no node name, no selector: the RuntimeClass's
 # scheduling and the scheduler decide where it goes).
