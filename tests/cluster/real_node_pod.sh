@@ -121,7 +121,7 @@ sandbox=$(ctr -a "$NODE_SOCKET" -n k8s.io containers ls -q \
 sandbox_image=$(ctr -a "$NODE_SOCKET" -n k8s.io containers info "$sandbox" | jq -r .Image)
 [[ $sandbox_image == "$NODE_PAUSE_IMAGE" ]] ||
     fail "the Pod's sandbox $sandbox runs image '$sandbox_image', not the imported $NODE_PAUSE_IMAGE"
-[[ "$(node_pod_shim_exe "$sandbox")" == "$shim_exe" ]] ||
+[[ "$(node_pod_shim_exe "$sandbox")" == "$POD_SHIM_EXE" ]] ||
     fail "the Pod's sandbox does not run under the same installed shim"
 echo "ok: its sandbox $sandbox runs $sandbox_image under the same shim"
 # The taint was a reason of its own for a while: wait for the scheduler's next word on the Pod.
