@@ -128,11 +128,8 @@ done
 kube_shim_yaml quick "$SERVER_URL/quick.tar.gz" "$(sha256_of "$T/www/quick.tar.gz")" \
     '  nodeSelector: {background: "yes"}
   rolloutStrategy: {rolling: {maxUpdate: 3}}' | kube_admin apply -f - >/dev/null
-quick_everywhere() {
-    local node
-    for node in "${background[@]}"; do rollout_finished "$node" quick 1 || return 1; done
-}
-kube_wait_for 60 quick_everywhere ||
+nodes=("${background[@]}")
+kube_wait_for 60 rollout_all_finished quick 1 ||
     fail "quick did not roll out while held's downloads were held: $(for n in "${background[@]}"; do echo "$n $(rollout_annotation "$n" quick)"; done)"
 for node in "${background[@]}"; do
     log=$T/roots/$node.log

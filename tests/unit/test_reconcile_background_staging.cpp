@@ -8,6 +8,7 @@
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
+#include "staging_node.hpp"
 #include "test_fetch_server.hpp"
 
 #include <chrono>
@@ -41,36 +42,14 @@ private:
     std::vector<std::string> m_messages;
 };
 
-class BackgroundStagingTest : public ::testing::Test {
+class BackgroundStagingTest : public ::testing::Test, protected testing::StagingNode {
 protected:
-    void SetUp() override {
-        fs::create_directories(m_dir / "root/etc/containerd");
-        fs::create_directories(m_dir / "www");
-        ASSERT_TRUE(
-            util::write_file_atomic(m_dir / "root/etc/containerd/config.toml", "version = 2\n"));
-        m_settings.store.dir = "/var/lib/shimkeeper";
-        m_settings.containerd.config_path = "/etc/containerd/config.toml";
-        m_settings.containerd.unit = "containerd.service";
-        m_detection = containerd::detect(m_root, m_settings.containerd).value();
-    }
-    void TearDown() override {
-        if (!HasFailure()) {
-            fs::remove_all(m_dir);
-        }
-    }
+    BackgroundStagingTest() : StagingNode("sk-bg-stage-") {}
 
     // An executable artifact served as /<name>.bin (held: /hold/1/<name>.bin), pinned by sha256.
     spec::ShimSpec shim(const std::string& name, bool held = false) {
-        const fs::path artifact = m_dir / "www" / (name + ".bin");
-        EXPECT_TRUE(util::write_file_atomic(artifact, "#!/bin/sh\necho " + name + "\n", 0755));
-        spec::ShimSpec s;
-        s.name = name;
-        s.handler = name;
-        s.runtime_type = "io.containerd." + name + ".v2";
-        s.binary = "containerd-shim-" + name + "-v2";
-        s.fetch.url = m_server.url((held ? "/hold/1/" : "/") + name + ".bin");
-        s.fetch.sha256 = util::sha256_file_hex(artifact).value();
-        return s;
+        return pinned_shim(name, m_dir / "www" / (name + ".bin"),
+                           m_server.url((held ? "/hold/1/" : "/") + name + ".bin"));
     }
     Node node() {
         return Node{m_root,       m_settings, m_store, m_detection,
@@ -96,15 +75,11 @@ protected:
     }
     bool logged(const std::string& text) const { return m_log_sink->has(text); }
 
-    fs::path m_dir = util::make_temp_dir(fs::temp_directory_path(), "sk-bg-stage-").value();
+    bool m_www_made = fs::create_directories(m_dir / "www");
     fetch::testing::ArtifactServer m_server{m_dir / "www", m_dir};
-    util::HostRoot m_root{m_dir / "root"};
-    spec::AgentSettings m_settings;
-    containerd::Detection m_detection;
     std::shared_ptr<LockedLogSink> m_log_sink = std::make_shared<LockedLogSink>();
     util::Log m_log{util::LogLevel::debug, m_log_sink};
     fetch::CurlDownloader m_downloader{fetch::ProgressStyle::none};
-    store::Store m_store{m_root, "/var/lib/shimkeeper"};
     BackgroundStaging m_staging{m_log, [] {
                                     return std::make_unique<fetch::CurlDownloader>(
                                         fetch::ProgressStyle::none);

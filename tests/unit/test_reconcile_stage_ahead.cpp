@@ -8,6 +8,7 @@
 #include "shimkeeper/util/atomic_file.hpp"
 #include "shimkeeper/util/fs.hpp"
 #include "shimkeeper/util/sha256.hpp"
+#include "staging_node.hpp"
 #include "support/recording_log_sink.hpp"
 
 #include <filesystem>
@@ -18,35 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class StageAheadTest : public ::testing::Test {
+class StageAheadTest : public ::testing::Test, protected testing::StagingNode {
 protected:
-    void SetUp() override {
-        fs::create_directories(m_dir / "root/etc/containerd");
-        ASSERT_TRUE(
-            util::write_file_atomic(m_dir / "root/etc/containerd/config.toml", "version = 2\n"));
-        m_settings.store.dir = "/var/lib/shimkeeper";
-        m_settings.containerd.config_path = "/etc/containerd/config.toml";
-        m_settings.containerd.unit = "containerd.service";
-        m_detection = containerd::detect(m_root, m_settings.containerd).value();
-    }
-    void TearDown() override {
-        if (!HasFailure()) {
-            fs::remove_all(m_dir);
-        }
-    }
+    StageAheadTest() : StagingNode("sk-ahead-") {}
 
     // A bare executable artifact named `name`, pinned by its sha256.
     spec::ShimSpec shim(const std::string& name) {
-        fs::path artifact = m_dir / (name + ".bin");
-        EXPECT_TRUE(util::write_file_atomic(artifact, "#!/bin/sh\necho " + name + "\n", 0755));
-        spec::ShimSpec s;
-        s.name = name;
-        s.handler = name;
-        s.runtime_type = "io.containerd." + name + ".v2";
-        s.binary = "containerd-shim-" + name + "-v2";
-        s.fetch.url = "file://" + artifact.string();
-        s.fetch.sha256 = util::sha256_file_hex(artifact).value();
-        return s;
+        const fs::path artifact = m_dir / (name + ".bin");
+        return pinned_shim(name, artifact, "file://" + artifact.string());
     }
     Node node() {
         return Node{m_root,       m_settings, m_store, m_detection,
@@ -66,15 +46,10 @@ protected:
         return out;
     }
 
-    fs::path m_dir = util::make_temp_dir(fs::temp_directory_path(), "sk-ahead-").value();
-    util::HostRoot m_root{m_dir / "root"};
-    spec::AgentSettings m_settings;
-    containerd::Detection m_detection;
     std::shared_ptr<testing::RecordingLogSink> m_log_sink =
         std::make_shared<testing::RecordingLogSink>();
     util::Log m_log{util::LogLevel::debug, m_log_sink};
     fetch::CurlDownloader m_downloader{fetch::ProgressStyle::none};
-    store::Store m_store{m_root, "/var/lib/shimkeeper"};
 };
 
 TEST_F(StageAheadTest, APinnedArtifactIsStoredAndNothingElseOfTheNodeChanges) {
