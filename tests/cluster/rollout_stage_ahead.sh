@@ -12,8 +12,9 @@
 # and is only logged (nothing halts a rollout but a slot marked failed); the one node granted a
 # slot fails there, the rollout halts, and no node has changed, nor stored the bad artifact.
 # Last, the daemon answers while it stages: with Shim held's download kept open by the server,
-# Shim quick, applied after it, is staged, granted and installed on node-1..3 all the same; held
-# deleted stops its downloads, and nothing of it stays.
+# Shim quick, applied after it, is staged, granted and installed on node-1..3 all the same (their
+# status.json saying held stages before it asks); held deleted stops its downloads, and nothing of
+# it stays.
 # seconds-about: 75
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -122,8 +123,19 @@ held_sha=$(sha256_of "$T/www/held.tar.gz")
 kube_shim_yaml held "$SERVER_URL/hold/100/held.tar.gz" "$held_sha" '  nodeSelector: {background: "yes"}
   rolloutStrategy: {rolling: {maxUpdate: 1}}' | kube_admin apply -f - >/dev/null
 held_downloading() { grep -q "fetch held: downloading" "$T/roots/$1.log"; }
+# held_wait NODE: what the node's status.json says held waits for.
+held_wait() {
+    python3 -c 'import json, sys
+print(json.load(open(sys.argv[1])).get("result", {}).get("waiting", {}).get("held", ""))' \
+        "$T/roots/$1/run/status.json" 2>/dev/null
+}
+says_staging_first() {
+    [[ $(held_wait "$1") == "staging the artifact of Shim/held ahead of its rollout slot; this node asks for the slot once it is stored" ]]
+}
 for node in "${background[@]}"; do
     kube_wait_for 30 held_downloading "$node" || fail "$node did not start staging held: $(tail -n 20 "$T/roots/$node.log")"
+    kube_wait_for 30 says_staging_first "$node" ||
+        fail "$node's status.json does not say held is staging before it asks: '$(held_wait "$node")'"
 done
 kube_shim_yaml quick "$SERVER_URL/quick.tar.gz" "$(sha256_of "$T/www/quick.tar.gz")" \
     '  nodeSelector: {background: "yes"}

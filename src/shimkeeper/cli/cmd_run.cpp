@@ -181,9 +181,12 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
     std::string summary =
         daemon::converged_status(handlers, static_cast<std::uint64_t>(status.generation));
     for (const auto& [name, wait] : waiting) {
-        const std::string why = still_staging.contains(name)
-                                    ? wait + " (staging its artifact first, then asking)"
-                                    : wait;
+        // The gate's reason says the slot is requested; a Shim still staging has not asked yet.
+        const std::string why =
+            still_staging.contains(name)
+                ? "staging the artifact of Shim/" + name +
+                      " ahead of its rollout slot; this node asks for the slot once it is stored"
+                : wait;
         ctx.log.info("rollout: " + why, {.shim = name});
         summary += "; " + why;
         status_json[k_result_waiting][name] = why;
