@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace shimkeeper::util {
@@ -38,6 +40,66 @@ TEST(PeriodicWorker, RoundsRunOnThePeriod) {
     PeriodicWorker worker(
         10ms, [&](const std::atomic<bool>&) { record.count(); }, [](const std::string&) {});
     EXPECT_TRUE(record.wait_for_rounds(3));
+}
+
+// When each round started and ended.
+struct Timeline {
+    std::mutex mutex;
+    std::vector<
+        std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>>
+        rounds;
+    void add(std::chrono::steady_clock::time_point start) {
+        std::lock_guard lock(mutex);
+        rounds.emplace_back(start, std::chrono::steady_clock::now());
+    }
+};
+
+TEST(PeriodicWorker, QuickRoundsStartAPeriodApart) {
+    Record record;
+    Timeline timeline;
+    PeriodicWorker worker(
+        200ms,
+        [&](const std::atomic<bool>&) {
+            timeline.add(std::chrono::steady_clock::now());
+            record.count();
+        },
+        [](const std::string&) {});
+    ASSERT_TRUE(record.wait_for_rounds(3));
+    worker.stop();
+    std::lock_guard lock(timeline.mutex);
+    for (std::size_t i = 1; i < timeline.rounds.size(); ++i) {
+        EXPECT_GE(timeline.rounds[i].first - timeline.rounds[i - 1].first, 190ms) << "round " << i;
+    }
+}
+
+// A renewal that took longer than the period (a slow API server) is followed at once: waiting a
+// whole period more would put the next one past a deadline counted from this one's start.
+TEST(PeriodicWorker, ARoundLongerThanThePeriodIsFollowedAtOnce) {
+    Record record;
+    Timeline timeline;
+    PeriodicWorker worker(
+        1s,
+        [&](const std::atomic<bool>&) {
+            const auto start = std::chrono::steady_clock::now();
+            const bool first = [&] {
+                std::lock_guard lock(record.mutex);
+                return record.rounds == 0;
+            }();
+            if (first) {
+                std::this_thread::sleep_for(
+                    1500ms); // stands for a request the server is slow to answer
+            }
+            timeline.add(start);
+            record.count();
+        },
+        [](const std::string&) {});
+    ASSERT_TRUE(record.wait_for_rounds(2));
+    worker.stop();
+    std::lock_guard lock(timeline.mutex);
+    const auto gap = timeline.rounds[1].first - timeline.rounds[0].second;
+    EXPECT_LT(gap, 500ms) << "the round after a slow one started "
+                          << std::chrono::duration_cast<std::chrono::milliseconds>(gap).count()
+                          << " ms after it ended";
 }
 
 TEST(PeriodicWorker, AWakeRunsARoundWithoutWaitingForThePeriod) {

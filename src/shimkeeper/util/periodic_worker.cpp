@@ -35,12 +35,18 @@ void PeriodicWorker::stop() {
 
 void PeriodicWorker::loop() {
     std::unique_lock lock(m_mutex);
+    auto next = std::chrono::steady_clock::now() + m_period;
     for (;;) {
-        m_wake.wait_for(lock, m_period, [this] { return m_stopping.load() || m_woken; });
+        // Start to start, as client-go's renewals tick: a round that took longer than the period
+        // is followed at once, not a whole period later. A renewal must land within a deadline
+        // counted from the last one's start; on a loaded API server a slow request plus a
+        // period's wait plus another slow request is what misses it.
+        m_wake.wait_until(lock, next, [this] { return m_stopping.load() || m_woken; });
         if (m_stopping) {
             return;
         }
         m_woken = false;
+        next = std::chrono::steady_clock::now() + m_period;
         lock.unlock();
         try {
             m_round(m_stopping);

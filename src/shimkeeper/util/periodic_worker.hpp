@@ -1,4 +1,5 @@
-// A thread that runs a round every `period`, or at once when woken, until it is stopped: the
+// A thread that runs a round every `period` (start to start: a round longer than the period is
+// followed at once), or at once when woken, until it is stopped: the
 // renewals of rollout slots and of the coordinator's election Lease, which must go on while the
 // thread that made them is blocked in a transaction or a pass.
 //
