@@ -8,7 +8,9 @@
 # each agent's log has slot, change, release in that order. Then a second Shim on 10 of the nodes
 # with maxUpdate 2 is installed and deleted: the uninstall follows the same bound, each node's label
 # goes while it holds a slot (before its removal), the RuntimeClass and the object go after the last
-# node.
+# node. node-1..8 run with every slot their watch took looking too old for the reconcile to use
+# as it is (fault switch claims-age, as on a loaded machine): they take the grant again, a renewal,
+# and still take one slot each, never releasing it to ask for another.
 # seconds-about: 60
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -40,7 +42,7 @@ start_real_node() {
 }
 start_real_node a
 start_real_node b
-rollout_agents 1 8 rollout=yes group=ten
+SHIMKEEPER_FAULT_SWITCH=claims-age rollout_agents 1 8 rollout=yes group=ten
 rollout_agents 9 18 rollout=yes
 for letter in a b; do
     kube_wait_for 90 test -e "$T/$letter/ready" || fail "node $letter did not come up: $(cat "$T/$letter.out")"
@@ -108,6 +110,9 @@ for letter in a b; do
     (source "$T/$letter/node.env"; node_cri_has_handler demo) || fail "node-$letter's CRI lacks handler demo"
 done
 [[ "$(kube_admin get shim demo -o jsonpath='{.status.slots}')" == 3 ]] || fail "status.slots is not 3"
+retaken=$(cat "$T"/roots/node-[1-8].log | grep -c 'slot demo-slot-.* was taken too long ago to use without a renewal: taking its grant again' || true)
+echo "grants of demo taken again by node-1..8 (claims aged): $retaken"
+((retaken > 0)) || fail "no node-1..8 took an aged claim's grant again: the path was not exercised"
 pass "20 nodes installed demo, at most 3 at once (3 reached), one slot each, changes only inside slots"
 
 # An idle agent keeps two watches; the one on its own slots closes once it needs none.

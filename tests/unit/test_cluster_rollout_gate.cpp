@@ -181,6 +181,23 @@ TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARene
               now - model::slot_timing::claim_usable_for - std::chrono::milliseconds(1));
     EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 2}, now));
     EXPECT_EQ(claimed.size(), 1U);
+    // Its grant is taken again, not released: the claim leaves what release_unclaimed gives back.
+    auto expired = take_expired_claim(claimed, {"demo", "u-demo", 3, 2}, now);
+    ASSERT_TRUE(expired);
+    EXPECT_EQ(expired->lease["metadata"]["name"], "demo-slot-0");
+    EXPECT_TRUE(claimed.empty());
+}
+
+TEST(ClusterRolloutGate, OnlyAnOldClaimForTheSameGenerationIsTakenAgain) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto old = now - model::slot_timing::claim_usable_for - std::chrono::milliseconds(1);
+    ClaimedSlots fresh = claim({"demo", "u-demo", 3, 2}, now);
+    EXPECT_FALSE(take_expired_claim(fresh, {"demo", "u-demo", 3, 2}, now)); // use_claimed's
+    ClaimedSlots claimed = claim({"demo", "u-demo", 3, 2}, old);
+    EXPECT_FALSE(take_expired_claim(claimed, {"demo", "u-demo", 4, 2}, now));
+    EXPECT_FALSE(take_expired_claim(claimed, {"demo", "u-other", 3, 2}, now));
+    EXPECT_FALSE(take_expired_claim(claimed, {"other", "u-demo", 3, 2}, now));
+    EXPECT_EQ(claimed.size(), 1U); // left to be released
 }
 
 HeldSlot held_slot(const std::string& me, const std::string& grant) {

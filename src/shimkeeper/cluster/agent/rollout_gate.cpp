@@ -102,6 +102,23 @@ std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutT
     return held;
 }
 
+std::optional<HeldSlot> take_expired_claim(ClaimedSlots& claimed,
+                                           const model::RolloutTarget& target,
+                                           std::chrono::steady_clock::time_point now) {
+    auto found = claimed.find(target.shim);
+    if (found == claimed.end()) {
+        return std::nullopt;
+    }
+    const model::RolloutTarget& had = found->second.held.target;
+    if (had.uid != target.uid || had.generation != target.generation ||
+        now - found->second.at <= model::slot_timing::claim_usable_for) {
+        return std::nullopt;
+    }
+    HeldSlot held = std::move(found->second.held);
+    claimed.erase(found);
+    return held;
+}
+
 util::Expected<std::unique_ptr<RolloutGate>>
 RolloutGate::create(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
                     const model::SlotBoard* watched, std::chrono::seconds longest_commit,
@@ -132,11 +149,23 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     const std::vector<SlotNeed> needs = slot_needs(reading, desired, state);
     const std::string& me = m_cluster.node_name();
     SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, me);
-    const auto now = std::chrono::steady_clock::now();
+    // Tests only (fault.hpp): every claim looks too old to use as it is, as when the reconcile
+    // starts long after the watch took the slot (a loaded machine or API server).
+    const auto now = std::chrono::steady_clock::now() + (reconcile::fault_switch("claims-age")
+                                                             ? model::slot_timing::claim_usable_for
+                                                             : std::chrono::milliseconds(0));
+    std::map<std::string, HeldSlot> expired; // taken again below, from the watched grants
     for (const SlotNeed& need : needs) {
         if (need.target && reading.live) {
             if (auto claimed = use_claimed(m_claimed, *need.target, now)) {
                 m_held.push_back(std::move(*claimed));
+            } else if (auto old = take_expired_claim(m_claimed, *need.target, now)) {
+                m_log.info("rollout: slot " + kubeapi::name_of(old->lease) + " of Shim/" +
+                               need.shim +
+                               " was taken too long ago to use without a renewal: taking its "
+                               "grant again",
+                           {.shim = need.shim});
+                expired.emplace(need.shim, std::move(*old));
             }
         }
     }
@@ -209,6 +238,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
             m_worth_staging.push_back(*want);
         }
     }
+    release_expired_claims_not_taken_again(keeper, expired);
     if (!m_held.empty()) {
         m_renewal = std::make_unique<SlotRenewal>(
             m_client.connection().config(), m_cluster.settings().namespace_name, me, m_held, m_log);
@@ -311,6 +341,26 @@ void RolloutGate::release_unclaimed(SlotKeeper& keeper) {
         }
     }
     m_claimed.clear();
+}
+
+// An expired claim whose grant could not be taken again (the watch not synced, the API server
+// silent, the grant withdrawn or halted) goes back at once, as an unwanted claim does.
+void RolloutGate::release_expired_claims_not_taken_again(
+    SlotKeeper& keeper, const std::map<std::string, HeldSlot>& expired) {
+    for (const auto& [shim, held] : expired) {
+        if (std::ranges::any_of(m_held,
+                                [&](const HeldSlot& taken) { return taken.target.shim == shim; })) {
+            continue;
+        }
+        m_held_shims.insert(shim);
+        if (auto released = keeper.release(held); !released) {
+            m_log.warning("rollout: " + released.error().message());
+        } else {
+            m_log.info("rollout: released slot " + kubeapi::name_of(held.lease) +
+                           ", taken for Shim/" + shim + " too long ago and not taken again",
+                       {.shim = shim});
+        }
+    }
 }
 
 std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& outcome,

@@ -72,6 +72,13 @@ std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& ou
 // left in `claimed` is not wanted and should be released.
 std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
                                     std::chrono::steady_clock::time_point now);
+// Pure: the claimed slot for `target` (same Shim object and generation) that is too old for
+// use_claimed, taken from `claimed`. Its grant is still this node's: the gate takes it again (a
+// renewal the API server confirms) instead of releasing it and asking for another, which on a
+// loaded control plane cost a slot for a whole handoff.
+std::optional<HeldSlot> take_expired_claim(ClaimedSlots& claimed,
+                                           const model::RolloutTarget& target,
+                                           std::chrono::steady_clock::time_point now);
 
 class RolloutGate {
 public:
@@ -120,6 +127,8 @@ private:
                 kubeapi::Client client, const model::SlotBoard* watched,
                 std::chrono::seconds longest_commit, ClaimedSlots claimed);
     void release_unclaimed(SlotKeeper& keeper);
+    void release_expired_claims_not_taken_again(SlotKeeper& keeper,
+                                                const std::map<std::string, HeldSlot>& expired);
     void release_stale_grants(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,
                               const std::vector<SlotNeed>& needs);
     util::Expected<std::vector<model::SlotSeen>>
