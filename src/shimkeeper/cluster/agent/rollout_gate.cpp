@@ -85,38 +85,41 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
     return out;
 }
 
-std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
-                                    std::chrono::steady_clock::time_point now) {
+namespace {
+
+// The claim of `target`'s Shim object and generation, taken from `claimed` when `usable` says so
+// of its age.
+std::optional<HeldSlot> take_claim(ClaimedSlots& claimed, const model::RolloutTarget& target,
+                                   std::chrono::steady_clock::time_point now, bool usable) {
     auto found = claimed.find(target.shim);
     if (found == claimed.end()) {
         return std::nullopt;
     }
     const model::RolloutTarget& had = found->second.held.target;
-    if (had.uid != target.uid || had.generation != target.generation ||
-        now - found->second.at > model::slot_timing::claim_usable_for) {
+    const bool young = now - found->second.at <= model::slot_timing::claim_usable_for;
+    if (had.uid != target.uid || had.generation != target.generation || young != usable) {
         return std::nullopt;
     }
     HeldSlot held = std::move(found->second.held);
     claimed.erase(found);
-    held.target = target; // the slot count may have changed since
+    return held;
+}
+
+} // namespace
+
+std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
+                                    std::chrono::steady_clock::time_point now) {
+    auto held = take_claim(claimed, target, now, true);
+    if (held) {
+        held->target = target; // the slot count may have changed since
+    }
     return held;
 }
 
 std::optional<HeldSlot> take_expired_claim(ClaimedSlots& claimed,
                                            const model::RolloutTarget& target,
                                            std::chrono::steady_clock::time_point now) {
-    auto found = claimed.find(target.shim);
-    if (found == claimed.end()) {
-        return std::nullopt;
-    }
-    const model::RolloutTarget& had = found->second.held.target;
-    if (had.uid != target.uid || had.generation != target.generation ||
-        now - found->second.at <= model::slot_timing::claim_usable_for) {
-        return std::nullopt;
-    }
-    HeldSlot held = std::move(found->second.held);
-    claimed.erase(found);
-    return held;
+    return take_claim(claimed, target, now, false);
 }
 
 util::Expected<std::unique_ptr<RolloutGate>>
