@@ -355,7 +355,7 @@ util::Expected<RuntimeClassField> runtime_class_of(const json& spec_json,
 }
 
 // spec.runtimeType, else what spec.binary says, else the artifact decides on the node
-// (ARCHITECTURE.md, reconcile, issue 24's decision); the handler's guess stands in until then.
+// (README, "The Shim object"); the handler's guess stands in until then.
 util::Expected<void> set_runtime_type(spec::ShimSpec& spec, const json& spec_json,
                                       const ObjectReader& reader) {
     auto runtime_type = TRY(reader.string(spec_json, "runtimeType", "spec.runtimeType"));
