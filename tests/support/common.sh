@@ -21,6 +21,7 @@ SK_OUT_SEQ=0
 # fail MSG...: ends the test with a readable message.
 fail() {
     echo "FAIL: $*" >&2
+    [[ -n "${T:-}" && -d "$T" ]] && echo "FAIL: $*" >"$T/.failed"
     exit 1
 }
 
@@ -46,7 +47,12 @@ sk__cleanup() {
         wait "$pid" 2>/dev/null
     done
     if [[ -n "${T:-}" && -d "$T" ]]; then
+        # SK_FAILURE_EXPECTED (a test of the tests, which passes when the scenario fails as it
+        # names): such a failure keeps nothing; any other failure keeps the files as usual.
         if [[ $rc -eq 0 || $rc -eq 77 ]]; then
+            rm -rf "$T"
+        elif sk_failure_expected; then
+            echo "the failure this test expects; its files are removed" >&2
             rm -rf "$T"
         else
             echo "test failed (exit $rc); its files are kept in $T" >&2
@@ -57,6 +63,13 @@ sk__cleanup() {
         fi
     fi
     exit "$rc"
+}
+
+# sk_failure_expected: this test failed as SK_FAILURE_EXPECTED says it should (its fail message
+# holds that text), so a test of the tests keeps nothing.
+sk_failure_expected() {
+    [[ -n ${SK_FAILURE_EXPECTED:-} && -n ${T:-} && -f $T/.failed ]] &&
+        grep -qF -- "$SK_FAILURE_EXPECTED" "$T/.failed"
 }
 
 sk_init() {

@@ -444,7 +444,8 @@ kube_down() {
     kube_stop_pid "${KUBE_APISERVER_PID:-}"
     kube_stop_pid "${KUBE_ETCD_PID:-}"
     if [[ -n ${KUBE_DIR:-} && -d $KUBE_DIR ]]; then
-        if ((rc == 0 || rc == 77)); then
+        # sk_failure_expected is common.sh's, which not every scenario sources.
+        if ((rc == 0 || rc == 77)) || { declare -F sk_failure_expected >/dev/null && sk_failure_expected; }; then
             rm -rf "$KUBE_DIR"
         else
             kube_log "test failed (exit $rc); the control plane's files are kept in $KUBE_DIR"
