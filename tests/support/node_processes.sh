@@ -69,6 +69,28 @@ node_kill_tasks() {
     pkill -KILL -f -- "-address $NODE_SOCKET( |$)" 2>/dev/null || true
 }
 
+# The processes in our containers' cgroups, one pid per line.
+node__pod_pids() {
+    local root
+    for root in /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}"; do
+        [[ -d $root ]] && find "$root" -name cgroup.procs -exec cat {} + 2>/dev/null
+    done | sort -u
+}
+node__no_pod_pids() { [[ -z $(node__pod_pids) ]]; }
+
+# Kills whatever still runs in our containers' cgroups: a sandbox whose shim went before its
+# containerd killed the task (containerd stopped or not answering at the end) keeps running,
+# reparented to init, past the test. Waits up to 5 s for them to go, so their cgroups can.
+node_kill_pod_processes() {
+    local pids
+    [[ -n ${NODE_CGROUP_PARENT:-} ]] || return 0
+    pids=$(node__pod_pids)
+    [[ -n $pids ]] || return 0
+    # shellcheck disable=SC2086 # one pid per word
+    kill -KILL $pids 2>/dev/null
+    node_wait_for 5 node__no_pod_pids || true
+}
+
 # Removes the cgroup trees of the manager and of our containers, innermost first.
 node_remove_cgroups() {
     local root
@@ -96,6 +118,7 @@ node_down() {
         kill "$NODE_DBUS_PID" 2>/dev/null
         wait "$NODE_DBUS_PID" 2>/dev/null
     fi
+    node_kill_pod_processes
     node_remove_cgroups
     mountpoint -q /run/systemd && umount /run/systemd
     if [[ -n ${NODE_DIR:-} ]]; then
