@@ -51,13 +51,10 @@ nodes=(node-a node-b)
 for ((i = 1; i <= 18; i++)); do nodes+=("node-$i"); done
 log_of() { [[ $1 == node-[ab] ]] && echo "$T/${1#node-}/agent.log" || echo "$T/roots/$1.log"; }
 
-# done_at NODE SHIM GENERATION: the node finished that generation (installed on a real node,
-# applied without restart on a sandbox root) and holds no slot.
-done_at() { rollout_finished "$1" "$2" "$3"; }
+# all_done SHIM GENERATION NODE...: each node finished that generation (installed on a real
+# node, applied without restart on a sandbox root) and no slot is held.
 all_done() {
-    local node
-    for node in "${@:3}"; do done_at "$node" "$1" "$2" || return 1; done
-    [[ -z "$(kube_admin get leases -n shimkeeper-system -o name | grep -- "-slot-" || true)" ]]
+    rollout_finished_on "$1" "$2" "${@:3}" && [[ -z "$(rollout_slot_holders)" ]]
 }
 
 # Lease watch events the API server delivered (to the agents and the coordinator candidate).

@@ -39,8 +39,7 @@ kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/de
     "  nodeSelector: {rollout: \"yes\"}
   rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
 all_finished() {
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
+    rollout_finished_on demo 1 "${nodes[@]}"
 }
 kube_wait_for 120 all_finished ||
     fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"

@@ -58,8 +58,7 @@ else
 fi
 
 all_finished() {
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
+    rollout_finished_on demo 1 "${nodes[@]}"
 }
 kube_wait_for 180 all_finished ||
     fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"

@@ -24,8 +24,8 @@ nodes=(node-1 node-2 node-3 node-4)
 rollout_agents 1 4 rollout=yes
 
 # Each generation needs a download (the failure and the kill happen during one): the same
-# archive compressed otherwise is a new artifact.
-zcat "$T/www/demo.tar.gz" | gzip -1 >"$T/www/demo2.tar.gz"
+# archive compressed otherwise (make_shim_archive's level is 1) is a new artifact.
+zcat "$T/www/demo.tar.gz" | gzip -2 >"$T/www/demo2.tar.gz"
 zcat "$T/www/demo.tar.gz" | gzip -9 >"$T/www/demo3.tar.gz"
 [[ $(sha256_of "$T/www/demo2.tar.gz") != "$(sha256_of "$T/www/demo3.tar.gz")" ]] ||
     fail "the recompressed archives are the same"
@@ -37,8 +37,7 @@ shim_yaml() {
   rolloutStrategy: {rolling: {maxUpdate: 1}}"
 }
 all_done() {
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" demo "$1" || return 1; done
+    rollout_finished_on demo "$1" "${nodes[@]}"
 }
 halted() { [[ "$(kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == True ]]; }
 states() { for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done; }
@@ -65,8 +64,7 @@ for node in "${nodes[@]:1}"; do kill -CONT "${ROLLOUT_PIDS[$node]}"; done
 read -r slot holder failed_rv <<<"$(rollout_failed_slot)"
 [[ $holder == node-1 ]] || fail "the failed slot is held by '$holder', not node-1"
 others_done() {
-    local node
-    for node in "${nodes[@]:1}"; do rollout_finished "$node" demo 2 || return 1; done
+    rollout_finished_on demo 2 "${nodes[@]:1}"
 }
 kube_wait_for 120 others_done || fail "the broken coordinator did not go on granting: $(states)"
 expect_failure coordinator "rollout_no_slot_after" "slots taken after the failure: node-" \

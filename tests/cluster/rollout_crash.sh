@@ -20,10 +20,8 @@ nodes=(node-1 node-2 node-3 node-4 node-5 node-6 node-7 node-8)
 
 holders() { rollout_slot_holders; }
 coordinator() { kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}'; }
-finished() { rollout_finished "$1" demo; }
 all_finished() {
-    local node
-    for node in "${nodes[@]}"; do finished "$node" || return 1; done
+    rollout_finished_on demo "" "${nodes[@]}"
     [[ -z "$(holders)" ]]
 }
 restart_agent() {

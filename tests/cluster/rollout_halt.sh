@@ -53,8 +53,7 @@ shim_yaml() {
 state_of() { python3 -c 'import json, sys; s = json.loads(sys.argv[1] or "{}"); print("%s@%s" % (s.get("state"), s.get("generation")))' "$(rollout_annotation "$1" demo)"; }
 done_at() { rollout_finished "$1" demo "$2"; } # NODE GENERATION
 all_done() {
-    local node
-    for node in "${nodes[@]}"; do done_at "$node" "$1" || return 1; done
+    rollout_finished_on demo "$1" "${nodes[@]}"
 }
 halted() { [[ "$(kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].status}')" == "$1" ]]; }
 halt_message() { kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.type=="RolloutHalted")].message}'; }

@@ -38,8 +38,7 @@ halted() { # SHIM STATUS
 kube_wait_for 60 halted bad True || fail "bad's rollout never halted: $(kube_admin get shim bad -o jsonpath='{.status}')"
 for node in "${nodes[@]:1}"; do kill -CONT "${ROLLOUT_PIDS[$node]}"; done
 all_good() {
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" good 1 || return 1; done
+    rollout_finished_on good 1 "${nodes[@]}"
 }
 kube_wait_for 120 all_good ||
     fail "good did not reach every node: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" good)"; done)"

@@ -61,8 +61,7 @@ refused() { grep -q "not changing Shim/demo generation 1: rollout slot demo-slot
 kube_wait_for 60 refused || fail "node-1 did not stop before its point of no return: $(tail -n 30 "$T/roots/node-1.log")"
 grep "not changing Shim/demo" "$T/roots/node-1.log" | head -n 1
 all_finished() {
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" demo 1 || return 1; done
+    rollout_finished_on demo 1 "${nodes[@]}"
 }
 kube_wait_for 180 all_finished ||
     fail "not every node finished: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"

@@ -33,9 +33,7 @@ shim_yaml() { # SHA256 [ARCHIVE]
   rolloutStrategy: {rolling: {maxUpdate: 1}}"
 }
 all_done() { # [GENERATION]
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" demo "${1:-1}" || return 1; done
-    [[ -z "$(kube_admin get leases -n shimkeeper-system -o name | grep -- "-slot-" || true)" ]]
+    rollout_finished_on demo "${1:-1}" "${nodes[@]}" && [[ -z "$(rollout_slot_holders)" ]]
 }
 rollout_record
 sha=$(sha256_of "$T/www/demo.tar.gz")
@@ -67,7 +65,7 @@ echo "--- generation 2 waits staged while another Shim commits: its artifact is 
 # The coordinators are stopped until every staging node has staged generation 2 and Shim other
 # (no rolling strategy: no slot) has committed on it; the commit's garbage collection must keep
 # the staged artifact, which no generation uses yet, or the slot downloads it again.
-zcat "$T/www/demo.tar.gz" | gzip -1 >"$T/www/demo2.tar.gz"
+zcat "$T/www/demo.tar.gz" | gzip -2 >"$T/www/demo2.tar.gz" # not make_shim_archive's level
 make_shim_archive "$(shim_binary_for other)" "$T/www/other.tar.gz"
 sha2=$(sha256_of "$T/www/demo2.tar.gz")
 for pid in "${COORDINATOR_PIDS[@]}"; do kill -STOP "$pid"; done

@@ -39,7 +39,7 @@ artifact() {
         install -D -m 0755 "$NODE_SHIM_RUNC" "$staging/$file"
     done
     echo "$name, for the shim_api_styles scenario" >"$staging/README"
-    tar -C "$staging" -czf "$T/artifacts/$name.tar.gz" .
+    sk_pack_tar_gz "$staging" "$T/artifacts/$name.tar.gz" .
     rm -rf "$staging"
 }
 artifact comet containerd-shim-comet-v1

@@ -51,7 +51,7 @@ distro_serve_shims() {
     mkdir -p "$T/artifacts" "$T/shim"
     for name in "$@"; do
         install -m 0755 "$root/usr/bin/containerd-shim-runc-v2" "$T/shim/containerd-shim-$name-v2"
-        tar -C "$T/shim" -czf "$T/artifacts/$name.tar.gz" "containerd-shim-$name-v2"
+        sk_pack_tar_gz "$T/shim" "$T/artifacts/$name.tar.gz" "containerd-shim-$name-v2"
     done
     sk_start_server "$T/artifacts"
 }

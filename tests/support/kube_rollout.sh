@@ -49,6 +49,8 @@
 #   rollout_annotation NODE SHIM   the node's state JSON for SHIM (empty when none)
 #   rollout_finished NODE SHIM [GENERATION]   the node applied SHIM (at that generation): installed,
 #                                  or installing with "--no-restart" on a sandbox root
+#   rollout_finished_on SHIM GENERATION NODE...   each NODE did (GENERATION may be empty); one
+#                                  read of the Nodes
 #   rollout_holds NODE             NODE holds a rollout slot now
 #   rollout_rv                     the API server's current resourceVersion (a list's)
 #   rollout_failed_slot            "NAME HOLDER RESOURCEVERSION" of each slot marked failed
@@ -209,39 +211,51 @@ rollout_log_order() {
 }
 
 rollout_annotation() {
-    kube_admin get node "$1" -o json | python3 -c 'import json, sys
+    kube_get "/api/v1/nodes/$1" | python3 -c 'import json, sys
 print(json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1], ""))' "$2"
 }
 
+# These are polled, several scenarios at once: one curl and one python3 for every node, where a
+# kubectl and two python3 a node kept a core busy.
+rollout_finished_on() {
+    kube_get /api/v1/nodes | python3 -c 'import json, sys
+shim, generation, wanted = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+for node in json.load(sys.stdin)["items"]:
+    raw = node["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + shim)
+    if node["metadata"]["name"] not in wanted or not raw:
+        continue
+    s = json.loads(raw)
+    at = not generation or s["generation"] == int(generation)
+    if at and (s["state"] == "installed" or
+               (s["state"] == "installing" and "no-restart" in s.get("reason", ""))):
+        wanted.discard(node["metadata"]["name"])
+sys.exit(1 if wanted else 0)' "$@"
+}
+
 rollout_finished() {
-    local state
-    state=$(rollout_annotation "$1" "$2")
-    [[ -n $state ]] && python3 -c 'import json, sys
-s = json.loads(sys.argv[1])
-at = not sys.argv[2] or s["generation"] == int(sys.argv[2])
-sys.exit(0 if at and (s["state"] == "installed" or
-         (s["state"] == "installing" and "no-restart" in s.get("reason", ""))) else 1)' "$state" "${3:-}"
+    rollout_finished_on "$2" "${3:-}" "$1"
 }
 
 # rollout_all_finished SHIM GENERATION: every node of the array `nodes` finished it.
 rollout_all_finished() {
-    local node
-    for node in "${nodes[@]}"; do rollout_finished "$node" "$1" "$2" || return 1; done
+    rollout_finished_on "$1" "$2" "${nodes[@]}"
 }
 
+ROLLOUT_LEASES=/apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases
+
 rollout_holds() {
-    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+    kube_get "$ROLLOUT_LEASES" | python3 -c 'import json, sys
 sys.exit(not any("-slot-" in l["metadata"]["name"] and l["spec"].get("holderIdentity") == sys.argv[1]
                  for l in json.load(sys.stdin)["items"]))' "$1"
 }
 
 rollout_rv() {
-    kube_admin get --raw /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases |
+    kube_get "$ROLLOUT_LEASES" |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
 }
 
 rollout_failed_slot() {
-    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+    kube_get "$ROLLOUT_LEASES" | python3 -c 'import json, sys
 for l in json.load(sys.stdin)["items"]:
     if l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed"):
         print(l["metadata"]["name"], l["spec"]["holderIdentity"], l["metadata"]["resourceVersion"])'
@@ -252,7 +266,7 @@ rollout_no_slot_after() {
 }
 
 rollout_slot_holders() {
-    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+    kube_get "$ROLLOUT_LEASES" | python3 -c 'import json, sys
 for l in json.load(sys.stdin)["items"]:
     if "-slot-" in l["metadata"]["name"]:
         failed = l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed")

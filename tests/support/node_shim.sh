@@ -26,7 +26,7 @@ node_shim_artifact() {
     staging=$(mktemp -d "$T/artifact.XXXXXX")
     install -m 0755 "$NODE_SHIM_RUNC" "$staging/$(shim_binary_for "$name")"
     echo "$name $variant" >"$staging/VERSION"
-    tar -C "$staging" -czf "$T/artifacts/$name-$variant.tar.gz" .
+    sk_pack_tar_gz "$staging" "$T/artifacts/$name-$variant.tar.gz" .
     rm -rf "$staging"
 }
 
