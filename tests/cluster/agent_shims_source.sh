@@ -11,6 +11,7 @@
 #     node (the hostname does not);
 #   - an unreachable API server: the Shims last read stand in (nothing changes, status says since
 #     when); on a node that never read the cluster it is an error that changes nothing.
+# seconds-about: 20
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"

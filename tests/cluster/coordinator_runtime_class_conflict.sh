@@ -4,6 +4,7 @@
 # the foreign RuntimeClass alone; once the foreign one is gone, the coordinator creates its own. Its
 # own RuntimeClass follows the Shim: a changed handler (immutable in the API) replaces it, a new
 # name leaves no old one behind, and a handler a RuntimeClass cannot carry says InvalidSpec.
+# seconds-about: 40
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

@@ -10,6 +10,7 @@
 #   - its RuntimeClass changed or deleted by hand is put back;
 #   - idle: passes triggered by irrelevant Node changes write nothing (the Shim's and the
 #     RuntimeClass's resourceVersions stay, the write counter stays).
+# seconds-about: 60
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

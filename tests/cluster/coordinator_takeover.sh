@@ -4,6 +4,7 @@
 # leader renews; the leader is killed (SIGKILL, no release); the other takes over once the lease
 # expires by its own clock and carries on: a Shim created after the kill still gets its finalizer,
 # RuntimeClass and status. A leader stopped with SIGTERM releases the Lease (holder cleared).
+# seconds-about: 20
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

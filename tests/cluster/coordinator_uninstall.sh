@@ -6,6 +6,7 @@
 # names every node it waits for and what each says; a node that never uninstalls (powered off: its
 # agent never acts) holds the Shim until its Node object is deleted (`kubectl delete node`), which
 # releases it.
+# seconds-about: 40
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

@@ -14,6 +14,7 @@
 #   - a real `shimkeeper coordinate` leading: the API server counts its election's requests
 #     (apiserver_flowcontrol_dispatched_requests_total) on shimkeeper-coordinator-leases, and
 #     they grow with its renewals.
+# seconds-about: 30
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"

@@ -10,6 +10,7 @@
 #     FlowSchema subject and the policies' CEL; image, digest, replicas, nodeSelector, tolerations
 #     and resources reach the Deployment; one replica has no PodDisruptionBudget;
 #   - bad values fail with a message naming the value (values.schema.json).
+# seconds-about: 15
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 kube_require_peers

@@ -19,6 +19,7 @@
 # with node-a's kubelet-style client certificate): the RuntimeClass must not select it, and
 # neither its slot requests nor its failures (said on its own Node) may count for that Shim; and
 # neither credential of a node may create a slot Lease, however long its leaseDurationSeconds.
+# seconds-about: 125
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh" # pass, fail, coord_*

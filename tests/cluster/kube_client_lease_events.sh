@@ -8,6 +8,7 @@
 #     before the (long) lease would have expired;
 #   - Events (events.k8s.io/v1): about a namespaced object in its namespace, about a
 #     cluster-scoped Node in "default", with reportingController/reportingInstance.
+# seconds-about: 30
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe

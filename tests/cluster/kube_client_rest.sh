@@ -11,6 +11,7 @@
 #     node-b -> 403), for a missing object (404);
 #   - credentials: a tokenFile, a client certificate given inline (-data), and a server whose
 #     certificate the configured CA did not sign (refused: TLS is always verified).
+# seconds-about: 20
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe

@@ -9,6 +9,7 @@
 #     past their point of no return at once;
 #   - an empty recording (no recorder ran) fails both checks, and a record that lacks a node the
 #     test expects fails rollout_check (the record does not cover the rollout).
+# seconds-about: 35
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"

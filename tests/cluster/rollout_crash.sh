@@ -21,8 +21,7 @@ nodes=(node-1 node-2 node-3 node-4 node-5 node-6 node-7 node-8)
 holders() { rollout_slot_holders; }
 coordinator() { kube_admin get lease shimkeeper-coordinator -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}'; }
 all_finished() {
-    rollout_finished_on demo "" "${nodes[@]}"
-    [[ -z "$(holders)" ]]
+    rollout_finished_on demo "" "${nodes[@]}" && [[ -z "$(holders)" ]]
 }
 restart_agent() {
     "$SHIMKEEPER" --root "$T/roots/$1" run --no-restart --status-file /run/status.json \

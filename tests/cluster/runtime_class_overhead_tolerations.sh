@@ -4,6 +4,7 @@
 # without them); a change patches the same RuntimeClass, a removal removes them, and the API
 # server's own spelling of a quantity ("0.25" kept as "250m") costs no write. Bad values are
 # refused at admission, in either spelling of runtimeClass, with the field named.
+# seconds-about: 40
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_coordinator.sh"

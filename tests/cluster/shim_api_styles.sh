@@ -16,6 +16,7 @@
 #     installed, labelled, listed by CRI, with their RuntimeClasses;
 #   - an artifact whose file names do not say the runtime type: the node reports `failed` with a
 #     reason naming the archive's entries, no label, and the others stay installed.
+# seconds-about: 40
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

@@ -6,6 +6,7 @@
 # between two spellings and every os but linux, names the field a missing sha256 is missing
 # from, describes every field (kubectl explain), and fills the printer columns from the status in
 # one spelling for both styles.
+# seconds-about: 25
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 kube_require_peers

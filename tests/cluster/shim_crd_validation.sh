@@ -3,6 +3,7 @@
 # message `kubectl apply` shows, and creates nothing; it accepts good objects in both spellings
 # of anonymousHttp and without fetchStrategy.type (the source says it; a written type must
 # agree), and `kubectl get shims` shows the printer columns with status filled in.
+# seconds-about: 35
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 kube_require_peers

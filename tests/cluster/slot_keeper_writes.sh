@@ -10,6 +10,7 @@
 #   - a failure and a release are said on the node's own Node;
 #   - neither credential may create, update or delete a Lease in shimkeeper-system, nor write
 #     another node's Node.
+# seconds-about: 20
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe

@@ -4,6 +4,7 @@
 # a deliberately broken build (SHIMKEEPER_FAULT_SWITCH= handler-before-label: the label comes off
 # only after containerd dropped the handler) and the same check must say so: exit 1 (order broken),
 # not 0 (pass) nor 2 (nothing recorded).
+# seconds-about: 35
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/node_harness.sh"

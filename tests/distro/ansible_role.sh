@@ -13,6 +13,7 @@
 #      real (daemon active, containerd restarted through the system bus, the handler registered
 #      in CRI); a second run changes nothing and restarts nothing; a shim taken out of the list
 #      loses its drop-in (a hand-written one stays) and leaves containerd's config.
+# seconds-about: 75
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"

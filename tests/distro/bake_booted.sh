@@ -9,6 +9,7 @@
 #   3. the first boot (systemd as PID 1 under nspawn): not one request to the artifact server,
 #      containerd.service started once (the boot itself), shimkeeper.service active with no
 #      transaction of its own, the handler in CRI at the baked binary, a container run through it.
+# seconds-about: 20
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"

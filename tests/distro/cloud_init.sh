@@ -16,6 +16,7 @@
 #      shipped runcmd fails as a whole), its output log says why, the node keeps its shim;
 #   5. the package named instead of a path, on a fresh image whose own apt sources carry it (a flat
 #      repository served from the host): first boot installs it from there and converges.
+# seconds-about: 30
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"

@@ -9,6 +9,7 @@
 #     `shimkeeper coordinate --help` work, and there is no shell to run.
 # The first build also makes the release build in build/release (minutes on a cold compiler
 # cache) and, once per package list, the Debian root (mmdebstrap).
+# seconds-about: 40
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 set -euo pipefail
 (($(id -u) == 0)) || skip "scripts/image needs root (mmdebstrap)"

@@ -16,6 +16,7 @@
 #   5. reinstall, stop the daemon, `shimkeeper reset`, `apt-get purge`: containerd's config is
 #      byte for byte what it was before the first install and no shimkeeper file is left
 #      (node_exporter's shimkeeper.prom included: it would go on reporting an installed shim).
+# seconds-about: 20
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/booted_node.sh"

@@ -13,6 +13,7 @@
 # and no transaction of its own (the last one is the bake's: nothing downloaded, nothing
 # restarted), the check's verdict ok; both `packer build`s exit 0. A hung VM is stopped by the
 # template's boot_timeout (and `timeout` around packer) and the test shows the serial log's tail.
+# seconds-about: 100
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/qemu_accel.sh"

@@ -4,6 +4,7 @@
 # Debian, not from rpm's database). What an image builder checks: every file README lists is in
 # the rootfs, the example config is there as a config file, and the unit is enabled for
 # multi-user.target by the package's own scriptlet (systemctl working offline in the chroot).
+# seconds-about: 25
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/distro.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/debian_rootfs.sh"
 distro_init

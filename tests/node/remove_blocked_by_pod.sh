@@ -5,6 +5,7 @@
 # handler on its own soon after the sandbox is gone (nothing it watches changes then: it looks again
 # every k_blocked_removal_recheck, 10 s).
 # containerd-lines: 1.6 2
+# seconds-about: 20
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve

@@ -10,6 +10,7 @@
 #      1); once the pod is gone a second reset removes it without restarting containerd again;
 #   5. bad usage exits 2.
 # containerd-lines: 1.6 2
+# seconds-about: 20
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve

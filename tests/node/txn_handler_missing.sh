@@ -4,6 +4,7 @@
 # succeeds while CRI never learns about handler "ghost". What an operator checks: apply exits 1 and
 # rolled back because the handler was missing; containerd is active with the handlers it had; the
 # config and bin/ are as before; once the cause is gone, the same apply converges.
+# seconds-about: 15
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 node_up "$T/node"
 node_shim_serve

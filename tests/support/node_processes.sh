@@ -70,9 +70,15 @@ node_kill_tasks() {
 }
 
 # The processes in our containers' cgroups, one pid per line.
+# node__pod_cgroup_roots: our containers' cgroup trees, one a line, in every hierarchy (v1's
+# controllers and the v2 tree) whether it exists or not.
+node__pod_cgroup_roots() {
+    printf '%s\n' /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}"
+}
+
 node__pod_pids() {
     local root
-    for root in /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}"; do
+    for root in $(node__pod_cgroup_roots); do
         [[ -d $root ]] && find "$root" -name cgroup.procs -exec cat {} + 2>/dev/null
     done | sort -u
 }
@@ -95,8 +101,7 @@ node_kill_pod_processes() {
 node_remove_cgroups() {
     local root
     [[ -n ${NODE_CGROUP_PARENT:-} ]] || return 0
-    for root in /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" \
-        /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}" "${NODE_MANAGER_CGROUPS[@]}"; do
+    for root in $(node__pod_cgroup_roots) "${NODE_MANAGER_CGROUPS[@]}"; do
         [[ -d $root ]] || continue
         find "$root" -depth -type d -exec rmdir {} + 2>/dev/null || true
     done
