@@ -69,13 +69,13 @@ node_kill_tasks() {
     pkill -KILL -f -- "-address $NODE_SOCKET( |$)" 2>/dev/null || true
 }
 
-# The processes in our containers' cgroups, one pid per line.
 # node__pod_cgroup_roots: our containers' cgroup trees, one a line, in every hierarchy (v1's
 # controllers and the v2 tree) whether it exists or not.
 node__pod_cgroup_roots() {
     printf '%s\n' /sys/fs/cgroup/*/"${NODE_CGROUP_PARENT#/}" /sys/fs/cgroup/"${NODE_CGROUP_PARENT#/}"
 }
 
+# The processes in our containers' cgroups, one pid per line.
 node__pod_pids() {
     local root
     for root in $(node__pod_cgroup_roots); do
