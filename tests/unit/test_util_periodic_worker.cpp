@@ -67,8 +67,11 @@ TEST(PeriodicWorker, QuickRoundsStartAPeriodApart) {
     ASSERT_TRUE(record.wait_for_rounds(3));
     worker.stop();
     std::lock_guard lock(timeline.mutex);
+    // The round reads the clock after the worker started it: one scheduled late on a loaded
+    // machine (ASan, nice 19, beside the scenarios) came 188 ms after the one before. Back-to-back
+    // rounds would be a few milliseconds apart.
     for (std::size_t i = 1; i < timeline.rounds.size(); ++i) {
-        EXPECT_GE(timeline.rounds[i].first - timeline.rounds[i - 1].first, 190ms) << "round " << i;
+        EXPECT_GE(timeline.rounds[i].first - timeline.rounds[i - 1].first, 150ms) << "round " << i;
     }
 }
 
