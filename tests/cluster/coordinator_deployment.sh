@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The coordinator as the Deployment deploy/60-coordinator.yaml ships, on a real node
 # (tests/support/kube_node.sh: kubelet, kube-scheduler, kube-controller-manager):
-#   - scripts/image builds the image (its Debian root and the release build cached); it is
+#   - scripts/image builds the image (its Debian root and the .deb cached); it is
 #     imported into the node's containerd with `ctr -n k8s.io images import` and the kubelet runs
 #     it as it is (imagePullPolicy IfNotPresent: nothing can be pulled here).
 #   - deploy/60-coordinator.yaml is applied with one change a cluster does not need: no kube-proxy

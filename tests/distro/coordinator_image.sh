@@ -7,8 +7,8 @@
 #   - umoci unpacks it into a runtime bundle, and a real OCI runtime (runc, else crun) runs the
 #     entrypoint's binary from it as that user on a read-only root: `shimkeeper --version` and
 #     `shimkeeper coordinate --help` work, and there is no shell to run.
-# The first build also makes the release build in build/release (minutes on a cold compiler
-# cache) and, once per package list, the Debian root (mmdebstrap).
+# The first build also builds the .deb when build/packages/ lacks this tree's (minutes on a cold
+# compiler cache) and, once per package list, the Debian root (mmdebstrap).
 # seconds-about: 40
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 set -euo pipefail

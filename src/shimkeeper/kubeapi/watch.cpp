@@ -9,6 +9,7 @@ Watch::Watch(Connection& connection, CurlEventLoop& loop, Resource resource, std
     : m_connection(connection), m_loop(loop), m_resource(std::move(resource)),
       m_namespace(std::move(ns)), m_handler(std::move(handler)),
       m_stream_timeout_s(2 * settings.min_timeout.count() + 30),
+      m_own_connection(settings.own_connection),
       m_state(std::move(settings), std::random_device{}()) {}
 
 Watch::~Watch() {
@@ -43,6 +44,11 @@ void Watch::launch() {
         m_state.on_transport_error(transfer.error().message()); // e.g. the tokenFile is gone
         schedule();
         return;
+    }
+    if (m_own_connection) {
+        // Not multiplexed with the other watches: a transfer removed mid-stream closes it.
+        curl_easy_setopt((*transfer)->easy.get(), CURLOPT_HTTP_VERSION,
+                         long{CURL_HTTP_VERSION_1_1});
     }
     bool streaming = m_state.phase() == WatchState::Phase::watch;
     if (streaming) {

@@ -44,6 +44,7 @@ private:
     std::string m_namespace;
     Handler m_handler;
     long m_stream_timeout_s = 0;
+    bool m_own_connection = false;
     WatchState m_state;
 
     Transfer* m_current = nullptr;

@@ -31,6 +31,11 @@ struct WatchSettings {
     // Start watching at this resourceVersion (a bookmark kept from an earlier run) instead of
     // listing first; a 410 falls back to a list.
     std::string resume_from;
+    // For a watch that is closed while its stream runs: HTTP/1.1 on a connection of its own, which
+    // closing the watch closes, so the API server ends it at once. Multiplexed over HTTP/2, the
+    // stream's reset waited for other traffic on the connection (libcurl 7.88): the server kept
+    // the watch about 40 s after its agent closed it.
+    bool own_connection = false;
 };
 
 struct WatchEvent {

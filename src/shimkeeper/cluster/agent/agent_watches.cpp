@@ -45,6 +45,7 @@ util::Expected<void> AgentWatches::open_slot_watch() {
     kubeapi::WatchSettings own_slots;
     own_slots.label_selector =
         std::string(model::k_slot_holder_label) + "=" + model::holder_label_value(m_node_name);
+    own_slots.own_connection = true; // closed when idle: the API server must see it go
     auto watch = std::make_unique<kubeapi::Watch>(
         m_lease_client->connection(), *m_loop, kubeapi::leases_resource(), m_namespace,
         std::move(own_slots), [this](const kubeapi::WatchEvent& event) {
