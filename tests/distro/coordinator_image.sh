@@ -16,7 +16,7 @@ set -euo pipefail
 # Not sk_init: this test runs the image's binary, not the ci build's ($SHIMKEEPER).
 T=$(mktemp -d "${TMPDIR:-/tmp}/sk-test.XXXXXX")
 trap sk__cleanup EXIT
-for tool in mmdebstrap umoci skopeo jq; do
+for tool in mmdebstrap umoci skopeo jq dpkg-deb strip; do
     command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/install-deps)"
 done
 # runc first: crun refuses hybrid cgroup hierarchies (as on this project's test machines).
@@ -60,6 +60,12 @@ bundle_config=$T/bundle/config.json
     fail "umoci's runtime config runs as $(jq -c .process.user "$bundle_config")"
 [[ ! -e $T/bundle/rootfs/bin/sh && ! -e $T/bundle/rootfs/usr/bin/apt-get ]] ||
     fail "the image holds a shell or apt"
+# The image's binary is the one the .deb ships (scripts/image takes it from the package), stripped.
+deb=$("$SHIMKEEPER_SOURCE_DIR/scripts/package" deb 2>/dev/null | tail -n1) || fail "scripts/package deb failed"
+dpkg-deb -x "$deb" "$T/deb"
+strip --strip-all -o "$T/deb-shimkeeper" "$T/deb/usr/bin/shimkeeper"
+cmp -s "$T/deb-shimkeeper" "$T/bundle/rootfs/usr/bin/shimkeeper" ||
+    fail "the image's /usr/bin/shimkeeper is not the binary $deb ships"
 
 # run_in_image NAME ARG...: ARGs as the image's process (its user, a read-only root, no
 # terminal) under the OCI runtime; prints what it wrote.
