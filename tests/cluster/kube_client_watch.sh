@@ -8,7 +8,9 @@
 #   - 410 Gone: after an etcd compaction (through etcd's JSON gateway; ConfigMaps are served
 #     without the watch cache here), resuming from resourceVersion 1 is answered with 410 and the
 #     watch lists again (SYNCED);
-#   - a field selector as a node identity: only its own Node.
+#   - a field selector as a node identity: only its own Node;
+#   - a watch on a connection of its own (the agent's slot watch) leaves no connection behind for
+#     the other watches to take: after its list, kube-probe holds none (and one without it).
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe
@@ -59,6 +61,23 @@ summary=$(tail -n 1 "$out")
 [[ $summary == lists=1\ * ]] || fail "the watch listed again: $summary"
 ! grep -q ' other$' "$out" || fail "an unlabelled ConfigMap came through the label selector"
 pass "one list only: $summary"
+
+echo "--- a watch on a connection of its own leaves none behind"
+# Its list is answered on an HTTP/1.1 connection of its own; kept in the multi handle's cache, the
+# next HTTP/2 watch would take it (an agent's Shim watch hung on one after an API server restart).
+# The same list on the shared connection keeps that one open: the count sees a kept connection.
+for own in 0 1; do
+    out=$KUBE_DIR/own-$own.out
+    err=$KUBE_DIR/own-$own.err
+    "$probe" "$admin" watch configmaps $ns 1 30 label=app=w own=$own >"$out" 2>"$err" ||
+        fail "own=$own: $(cat "$err")"
+    has_line "$out" "SYNCED 3 w1 w2 w3" || fail "own=$own: no SYNCED"
+done
+grep -q ' connections=1 ' "$KUBE_DIR/own-0.out" ||
+    fail "the shared connection was not kept: $(tail -n 1 "$KUBE_DIR/own-0.out")"
+grep -q ' connections=0 ' "$KUBE_DIR/own-1.out" ||
+    fail "a connection of its own was left open: $(tail -n 1 "$KUBE_DIR/own-1.out")"
+pass "its own connection closed with its list; the shared one kept"
 
 echo "--- 410 Gone -> list again"
 # Compact etcd's history up to now through its JSON gateway (etcdctl is not built): a watch from

@@ -1,11 +1,13 @@
 // kube-probe's long-running commands, each on its own sd-event loop:
 //
 //   watch RES NS EVENTS DEADLINE-S [key=value...]   keys: label, field, timeout (min
-//       timeoutSeconds), resume (a resourceVersion to start from instead of listing)
+//       timeoutSeconds), resume (a resourceVersion to start from instead of listing), own=1
+//       (WatchSettings::own_connection)
 //     prints one line per event as it arrives: "SYNCED <count> <names...>", "ADDED <name>",
 //     "MODIFIED <name>", "DELETED <name>", and "WATCHING <n>" when the n-th watch request starts
 //     (rotation); after EVENTS event lines (SYNCED included) prints
-//     "lists=<n> watches=<n> problem=<last problem>" and exits 0; at the deadline exits 3.
+//     "lists=<n> watches=<n> connections=<n> problem=<last problem>" and exits 0 (connections:
+//     the TCP connections this process still has open); at the deadline exits 3.
 //   lease NS NAME IDENTITY DURATION-S RUN-S
 //     a leader-election candidate: a round every DURATION/3 s (at least 1 s); prints
 //     "ROUND <n> <LEADER|FOLLOWER> <observed holder>" after each; on SIGTERM releases the lease
@@ -22,7 +24,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 using namespace shimkeeper;
@@ -40,6 +46,33 @@ std::map<std::string, std::string> options_of(const std::vector<std::string>& ar
             equals == std::string::npos ? "" : args[i].substr(equals + 1);
     }
     return options;
+}
+
+// The established TCP connections this process holds: its socket inodes that
+// /proc/self/net/tcp{,6} lists in state 01.
+int open_tcp_connections() {
+    std::set<std::string> inodes;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        std::string target = std::filesystem::read_symlink(entry.path(), ec).string();
+        if (target.starts_with("socket:[")) {
+            inodes.insert(target.substr(8, target.size() - 9));
+        }
+    }
+    int count = 0;
+    for (const char* table : {"/proc/self/net/tcp", "/proc/self/net/tcp6"}) {
+        std::ifstream in(table);
+        std::string line;
+        std::getline(in, line); // the header
+        while (std::getline(in, line)) {
+            std::istringstream fields(line);
+            std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+            fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+                timeout >> inode;
+            count += state == "01" && inodes.contains(inode) ? 1 : 0;
+        }
+    }
+    return count;
 }
 
 const char* kind_name(kubeapi::WatchEvent::Kind kind) {
@@ -69,6 +102,7 @@ int watch_command(kubeapi::Client& client, const std::vector<std::string>& args)
     settings.label_selector = options["label"];
     settings.field_selector = options["field"];
     settings.resume_from = options["resume"];
+    settings.own_connection = options["own"] == "1";
     settings.page_limit = 2; // several pages even for a handful of objects
     settings.backoff_initial = std::chrono::milliseconds(200);
     if (!options["timeout"].empty()) {
@@ -113,8 +147,9 @@ int watch_command(kubeapi::Client& client, const std::vector<std::string>& args)
             return probe_fail(ran.error());
         }
     }
-    std::printf("lists=%u watches=%u problem=%s\n", watch.state().lists_started(),
-                watch.state().watches_started(), watch.state().last_problem().c_str());
+    std::printf("lists=%u watches=%u connections=%d problem=%s\n", watch.state().lists_started(),
+                watch.state().watches_started(), open_tcp_connections(),
+                watch.state().last_problem().c_str());
     return 0;
 }
 
