@@ -63,9 +63,9 @@ summary=$(tail -n 1 "$out")
 pass "one list only: $summary"
 
 echo "--- a watch on a connection of its own leaves none behind"
-# Its list is answered on an HTTP/1.1 connection of its own; kept in the multi handle's cache, the
-# next HTTP/2 watch would take it (an agent's Shim watch hung on one after an API server restart).
-# The same list on the shared connection keeps that one open: the count sees a kept connection.
+# Its list is answered on an HTTP/1.1 connection of its own, which must not stay in the multi
+# handle's cache, where the next HTTP/2 watch would take it. The same list on the shared
+# connection keeps that one open: the count does see a kept connection.
 for own in 0 1; do
     out=$KUBE_DIR/own-$own.out
     err=$KUBE_DIR/own-$own.err

@@ -48,9 +48,8 @@ void Watch::launch() {
     if (m_own_connection) {
         // Not multiplexed with the other watches: a transfer removed mid-stream closes it.
         // Fresh, and closed when the transfer ends: left in the multi handle's cache, libcurl
-        // hands this HTTP/1.1 connection to the next watch even though that one wants HTTP/2.
-        // Seen after an API server restart: the agent's Shim watch, on such a connection, got
-        // no answer until its timeout, and a Shim applied then was not seen for minutes.
+        // would hand this HTTP/1.1 connection to the next watch, which wants HTTP/2 and would
+        // then share this one's fate (README, Rolling rollouts).
         CURL* easy = (*transfer)->easy.get();
         curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_1_1});
         curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
