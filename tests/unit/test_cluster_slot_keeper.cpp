@@ -63,7 +63,8 @@ TEST_F(SlotKeeperTest, ATakeWritesTheEntryOnTheOwnNodeThenConfirmsTheGrant) {
     ASSERT_TRUE(held->has_value());
     const HeldSlot& slot = **held;
     EXPECT_EQ(slot.hold.lease, kubeapi::name_of(lease));
-    EXPECT_EQ(slot.hold.grant, lease["metadata"]["uid"]) << "the grant is the Lease's uid";
+    EXPECT_EQ(slot.hold.grant, lease["metadata"]["uid"].get<std::string>())
+        << "the grant is the Lease's uid";
     EXPECT_EQ(entry(), slot.hold);
     EXPECT_EQ(why_slot_not_fresh(slot, std::chrono::steady_clock::now()), std::nullopt);
     EXPECT_EQ(api.calls(),

@@ -20,7 +20,6 @@
 namespace shimkeeper::store {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -157,12 +156,13 @@ util::Expected<PreflightResult> preflight(const fs::path& binary,
     bool truncated = false;
     bool exited = false;
     bool pipe_open = true;
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::array<char, 4096> buffer{};
     while (!exited) {
         // Rounded up: a remainder below a millisecond is still time left, not a timeout (floored,
         // it killed the child before the deadline: seen as 299.85 ms of a 300 ms timeout).
-        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
+                                                                 std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             result.timed_out = true;
             break;

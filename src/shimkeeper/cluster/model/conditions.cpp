@@ -45,7 +45,7 @@ json merge_conditions(const json& current, const std::vector<Condition>& wanted,
             out.push_back(std::move(entry));
             continue;
         }
-        if (existing->value("status", "") == entry["status"] &&
+        if (existing->value("status", "") == entry["status"].get<std::string>() &&
             existing->contains("lastTransitionTime")) {
             entry["lastTransitionTime"] = (*existing)["lastTransitionTime"];
         }

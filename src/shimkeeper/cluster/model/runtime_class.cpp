@@ -153,7 +153,7 @@ RuntimeClassPlan plan_runtime_class(const json* existing, const json& desired,
                      "); shimkeeper leaves it alone: delete it, or set spec.runtimeClass.name "
                      "to another name"}};
     }
-    if (existing->value("handler", "") != desired["handler"]) {
+    if (existing->value("handler", "") != desired["handler"].get<std::string>()) {
         return {RuntimeClassPlan::Action::replace, {}, ready};
     }
     json operations = json::array();
