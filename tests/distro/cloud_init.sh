@@ -66,10 +66,7 @@ write_seed "$root" "$deb_in_node" shimkeeper-cloud-init-test
 
 boot_node "$root"
 starts() { boot_run sh -c 'wc -l </run/containerd-starts'; }
-run_through_shim() { # NAME: a container through the installed shim prints hello
-    boot_run ctr run --rm --runtime /var/lib/shimkeeper/bin/containerd-shim-spin-v2 \
-        --rootfs /srv/box "$1" /bin/echo "hello from $1"
-}
+run_through_shim() { distro_run_through_shim /var/lib/shimkeeper/bin/containerd-shim-spin-v2 "$1"; }
 cloud_init_report() {
     echo
     echo "--- cloud-init status --long:"

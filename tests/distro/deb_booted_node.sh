@@ -65,10 +65,7 @@ boot__wait 30 curl -fsS -o /dev/null "$NODE_EXPORTER_URL" ||
     fail "the node's prometheus-node-exporter.service does not answer on $NODE_EXPORTER_URL:" \
         "$(boot_run journalctl -u prometheus-node-exporter --no-pager | tail -10)"
 starts() { boot_run sh -c 'wc -l </run/containerd-starts'; }
-run_through_shim() { # NAME: a container through the installed shim prints hello
-    boot_run ctr run --rm --runtime /var/lib/shimkeeper/bin/containerd-shim-demo-v2 \
-        --rootfs /srv/box "$1" /bin/echo "hello from $1"
-}
+run_through_shim() { distro_run_through_shim /var/lib/shimkeeper/bin/containerd-shim-demo-v2 "$1"; }
 # --- 1. install: enabled, started, Type=notify under PID 1, hardened.
 boot_run apt-get install -y -q "$deb_in_node" >"$T/install.log" 2>&1 ||
     fail "apt-get install failed: $(tail -20 "$T/install.log")"

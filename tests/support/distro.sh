@@ -64,6 +64,20 @@ distro_busybox_box() {
     ln -s busybox "$1/srv/box/bin/echo"
 }
 
+# distro_run_through_shim SHIM NAME: a container NAME on the box above, run by the booted node's
+# ctr through the runtime SHIM (a path inside the node), writes "hello from NAME" into its root;
+# prints that, or ctr's words when the run fails. Read from the file, not from ctr's stdout: ctr
+# can lose the output of a process that exits at once (a whole run saw it empty, ctr exiting 0).
+distro_run_through_shim() {
+    local shim=$1 name=$2 said
+    said=$(boot_run ctr run --rm --runtime "$shim" --rootfs /srv/box "$name" \
+        /bin/sh -c "echo hello from $name >/hello-$name" 2>&1) || {
+        echo "$said"
+        return 1
+    }
+    boot_run cat "/srv/box/hello-$name" && boot_run rm -f "/srv/box/hello-$name"
+}
+
 # distro_count_containerd_starts ROOT [-]: every start of the node's containerd.service leaves a
 # line in /run/containerd-starts, so restarts are counted, not guessed. With "-", lines read
 # from stdin go into the same drop-in's [Service] section too.
