@@ -23,6 +23,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// In the anonymous namespace, as node_lock.cpp's: in a unity batch with it, an alias at namespace
+// scope would be shadowed by that one (clang's -Wshadow).
+using Clock = std::chrono::steady_clock;
+
 // Owns a spawned child until it is reaped: on an early return it is killed with its group.
 class Child {
 public:
@@ -156,13 +160,12 @@ util::Expected<PreflightResult> preflight(const fs::path& binary,
     bool truncated = false;
     bool exited = false;
     bool pipe_open = true;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = Clock::now() + timeout;
     std::array<char, 4096> buffer{};
     while (!exited) {
         // Rounded up: a remainder below a millisecond is still time left, not a timeout (floored,
         // it killed the child before the deadline: seen as 299.85 ms of a 300 ms timeout).
-        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
-                                                                 std::chrono::steady_clock::now());
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) {
             result.timed_out = true;
             break;
