@@ -26,6 +26,9 @@ chain and name a file under --dir.
                                 timeout fires) until /_release is requested, then the rest at
                                 once; later requests served plainly
   /_release                     lets every held download go on (itself not counted)
+  /silent/<count>/<path>        the first <count> requests for this URL: no answer at all, not
+                                even a status line, until the client goes away; later requests
+                                served as /<path>
   /truncate/<path>              full Content-Length, half the body, then the connection closes
   /truncate-once/<path>         the first request for this URL as /truncate; later ones served
                                 whole, honouring "Range: bytes=N-" (206)
@@ -156,6 +159,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind == "hold" and len(parts) >= 3:
             mode = "hold" if seen <= int(parts[1]) else "plain"
             return self.serve_file("/".join(parts[2:]), head, mode=mode)
+        if kind == "silent" and len(parts) >= 3:
+            if seen <= int(parts[1]):
+                return self.wait_for_the_client_to_leave()
+            return self.route("/" + "/".join(parts[2:]), seen, head)
         if kind == "slow" and len(parts) >= 3:
             return self.serve_file("/".join(parts[2:]), head, mode="slow", rate=int(parts[1]))
         if kind in ("truncate-once", "truncate-once-norange") and len(parts) >= 2:
@@ -175,6 +182,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         scheme = "https" if self.server.tls else "http"
         host = self.headers.get("Host") or "127.0.0.1:%d" % self.server.server_address[1]
         return "%s://%s%s" % (scheme, host, path)
+
+    def wait_for_the_client_to_leave(self):
+        self.close_connection = True
+        self.connection.settimeout(0.5)
+        while True:
+            try:
+                if not self.connection.recv(1):
+                    return
+            except socket.timeout:
+                continue
 
     def redirect(self, location):
         self.send_bytes(302, b"", "text/plain", {"Location": location})

@@ -9,7 +9,7 @@ Watch::Watch(Connection& connection, CurlEventLoop& loop, Resource resource, std
     : m_connection(connection), m_loop(loop), m_resource(std::move(resource)),
       m_namespace(std::move(ns)), m_handler(std::move(handler)),
       m_stream_timeout_s(2 * settings.min_timeout.count() + 30),
-      m_own_connection(settings.own_connection),
+      m_own_connection(settings.own_connection), m_header_wait(settings.header_wait),
       m_state(std::move(settings), std::random_device{}()) {}
 
 Watch::~Watch() {
@@ -55,6 +55,10 @@ void Watch::launch() {
         curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
     }
+    if (m_fresh_connection_next) {
+        curl_easy_setopt((*transfer)->easy.get(), CURLOPT_FRESH_CONNECT, 1L);
+        m_fresh_connection_next = false;
+    }
     bool streaming = m_state.phase() == WatchState::Phase::watch;
     if (streaming) {
         (*transfer)->on_data = [this](std::string_view data) {
@@ -77,7 +81,33 @@ void Watch::launch() {
     if (!started) {
         m_current = nullptr;
         m_stopped = std::move(started).error();
+        return;
     }
+    if (!streaming) {
+        return; // a list page is bounded whole (above)
+    }
+    auto header_timer = m_loop.after(m_header_wait, [this] { abandon_if_unanswered(); });
+    if (!header_timer) {
+        m_loop.cancel(m_current);
+        m_current = nullptr;
+        m_stopped = std::move(header_timer).error();
+        return;
+    }
+    m_header_timer = std::move(*header_timer);
+}
+
+void Watch::abandon_if_unanswered() {
+    if (m_current == nullptr || m_current->http_code() != 0) {
+        return; // answered: the stream's own timeout bounds the rest
+    }
+    // m_header_timer is the source running this callback; sd-event keeps it alive until it returns.
+    m_loop.cancel(m_current); // the loop owns the transfer: this ends and frees it
+    m_current = nullptr;
+    m_fresh_connection_next = true;
+    m_state.on_transport_error("no response to the request within " +
+                               std::to_string(m_header_wait.count()) +
+                               " ms (the connection is not reused)");
+    schedule();
 }
 
 bool Watch::on_data(std::string_view data) {
@@ -105,6 +135,7 @@ bool Watch::on_data(std::string_view data) {
 
 void Watch::on_done(std::unique_ptr<Transfer> transfer, CURLcode rc) {
     m_current = nullptr;
+    m_header_timer = {};
     long code = transfer->http_code();
     auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - m_started);

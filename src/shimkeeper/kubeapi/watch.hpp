@@ -37,6 +37,8 @@ private:
     void launch();
     bool on_data(std::string_view data);
     void on_done(std::unique_ptr<Transfer> transfer, CURLcode rc);
+    // header_wait passed since launch(): abandons the request when it has no status line yet.
+    void abandon_if_unanswered();
 
     Connection& m_connection;
     CurlEventLoop& m_loop;
@@ -45,10 +47,13 @@ private:
     Handler m_handler;
     long m_stream_timeout_s = 0;
     bool m_own_connection = false;
+    std::chrono::milliseconds m_header_wait;
+    bool m_fresh_connection_next = false; // the last request got no answer on its connection
     WatchState m_state;
 
     Transfer* m_current = nullptr;
     SdSource m_retry_timer;
+    SdSource m_header_timer; // for m_current: dropped (cancelled) when it ends
     std::optional<util::Error> m_stopped;
     std::string m_partial_line;
     bool m_had_lines = false;

@@ -36,6 +36,12 @@ struct WatchSettings {
     // stream's reset waited for other traffic on the connection (libcurl 7.88): the server kept
     // the watch about 40 s after its agent closed it.
     bool own_connection = false;
+    // How long a watch request may wait for the response's status line (the API server sends it
+    // as the stream starts). A peer that took the request and stays silent (a load balancer that
+    // lost the connection, a half-dead HTTP/2 connection) would otherwise hold the watch for the
+    // stream's whole transfer timeout, more than ten minutes; the next request goes out on a
+    // fresh connection. A list page is bounded whole (60 s) instead.
+    std::chrono::milliseconds header_wait{30'000};
 };
 
 struct WatchEvent {
