@@ -228,10 +228,28 @@ evictionHard: {memory.available: 1Mi, nodefs.available: 1Mi, imagefs.available: 
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 EOF
-    "$KUBE_BIN/kubelet" --config "$config" --kubeconfig "$KUBE_NODE_KUBECONFIG" \
+    kube_node__supervise "$NODE_DIR/log/kubelet.log" \
+        "$KUBE_BIN/kubelet" --config "$config" --kubeconfig "$KUBE_NODE_KUBECONFIG" \
         --root-dir "$KUBE_NODE_ROOT" --hostname-override "$KUBE_NODE_NAME" --node-ip 127.0.0.1 \
-        ${labels:+--node-labels "$labels"} --v 1 >"$NODE_DIR/log/kubelet.log" 2>&1 &
+        ${labels:+--node-labels "$labels"} --v 1 &
     KUBE_NODE_KUBELET_PID=$!
+}
+
+# kube_node__supervise LOG COMMAND...: runs COMMAND, its output appended to LOG, and starts it
+# again a second after it exits, as a node's kubelet.service (Restart=always) does; a TERM stops
+# both. The kubelet is the one so run: 1.36.4 panicked once (a nil pointer in
+# doPodResizeAction, "Missing actuated pod level resource record") on the sync after a sandbox's
+# creation failed because containerd was restarting, which shimkeeper's restarts make likely.
+kube_node__supervise() {
+    local log=$1 child
+    shift
+    trap 'kill "$child" 2>/dev/null; wait "$child"; exit 0' TERM
+    while true; do
+        "$@" >>"$log" 2>&1 &
+        child=$!
+        wait "$child" || echo "supervisor: $1 exited with status $?; started again in 1 s" >>"$log"
+        sleep 1
+    done
 }
 
 kube_node_is_ready() {
