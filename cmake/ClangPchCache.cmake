@@ -3,7 +3,8 @@
 # (beside this file), which stands a path-free hash in for it, and the files using it name it by
 # `-include` (clang's driver finds HEADER.pch; ccache makes the path relative to the clone)
 # instead of CMake's absolute -Xclang options: a clang build then hits the cache in a fresh clone,
-# as GCC's builds do. tests/build/ccache_clang_pch.sh builds a small project in two folders.
+# as GCC's builds do. tests/integration/build_clang_pch_cache.sh builds a small project in two
+# folders.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
   set(CMAKE_CXX_COMPILE_OPTIONS_USE_PCH -include <PCH_HEADER>)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${CMAKE_CURRENT_LIST_DIR}/ccache-clang-pch
