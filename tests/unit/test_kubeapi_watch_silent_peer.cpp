@@ -58,7 +58,9 @@ TEST(KubeWatchSilentPeer, AnUnansweredWatchIsGivenUpAndAskedAgain) {
               "no response to the request within 1000 ms (the connection is not reused)");
     EXPECT_EQ(watch.state().failures(), 0u); // the answered stream counted as a success
     EXPECT_EQ(watch.state().resource_version(), "6");
-    EXPECT_EQ(server.requests_for("/silent/1/api/v1/nodes"), 2);
+    // The silent one, then the answered one; the stream served as a file ends at once, so the
+    // watch may have sent its next request before the loop stopped (seen under load).
+    EXPECT_GE(server.requests_for("/silent/1/api/v1/nodes"), 2);
 }
 
 } // namespace
