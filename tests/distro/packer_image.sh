@@ -62,7 +62,7 @@ stray_qemu_cleanup() {
 }
 trap stray_qemu_cleanup EXIT
 
-qemu_accel_choose
+qemu_accel_choose "$root/vmlinuz"
 echo "qemu accelerator for the boot: $QEMU_ACCEL (-cpu $QEMU_CPU): $QEMU_ACCEL_WHY"
 
 # packer_build BUILD: one build of the template, bounded, its output in $T/BUILD.log (Packer's

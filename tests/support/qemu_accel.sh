@@ -6,8 +6,14 @@
 # isa-debug-exit port, which ends qemu with status 3 (1 << 1 | 1), a status qemu gives only when
 # the guest really ran. It takes well under a second where KVM works.
 #
+# A boot sector running is not enough either: on machines whose /dev/kvm is PVM (kvm-pvm, a KVM
+# without hardware virtualization, in dmesg) the boot sector runs, and so does a Linux kernel's
+# real-mode setup, but the kernel hangs on entering protected mode, printing nothing more and
+# spinning a core until the test's timeout. Given the kernel the VM will boot, the probe then
+# boots it too and takes KVM only when it prints its banner.
+#
 #   source tests/support/qemu_accel.sh
-#   qemu_accel_choose    # sets QEMU_ACCEL (kvm|tcg), QEMU_CPU (host|max), QEMU_ACCEL_WHY
+#   qemu_accel_choose [KERNEL]  # sets QEMU_ACCEL (kvm|tcg), QEMU_CPU (host|max), QEMU_ACCEL_WHY
 #   echo "qemu: $QEMU_ACCEL ($QEMU_ACCEL_WHY)"
 #
 # Under KVM the guest gets the host's CPU (`-cpu host`); under TCG `-cpu max`, every feature TCG
@@ -40,16 +46,48 @@ qemu_accel_probe_kvm() {
     rm -rf "$dir"
 }
 
+# qemu_accel_probe_kernel KERNEL: 0 when KERNEL, booted under KVM with no disk, prints its banner
+# ("Linux version", the first line of the kernel proper, after the switch to protected and long
+# mode) within 15 s; it takes well under a second where KVM works. Otherwise prints why not.
+qemu_accel_probe_kernel() {
+    local kernel=$1 dir pid tenths=0
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/qemu-accel.XXXXXX")
+    qemu-system-x86_64 -accel kvm -cpu host -machine pc -m 256 -nodefaults -display none \
+        -no-reboot -serial "file:$dir/serial" -kernel "$kernel" \
+        -append "console=ttyS0 earlyprintk=serial panic=-1" >"$dir/out" 2>&1 &
+    pid=$!
+    until grep -q "Linux version" "$dir/serial" 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null || ((tenths >= 150)); then
+            kill -KILL "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+            echo "/dev/kvm runs a boot sector, but $kernel under KVM printed no banner within" \
+                "15 s (its serial console: $(tr '\n' ' ' <"$dir/serial" | cut -c1-120 | sed 's/ *$//');" \
+                "qemu: $(tr '\n' ' ' <"$dir/out" | cut -c1-120 | sed 's/ *$//'))"
+            rm -rf "$dir"
+            return 1
+        fi
+        sleep 0.1
+        tenths=$((tenths + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+
 qemu_accel_choose() {
-    local why
+    local kernel=${1:-} why
     case ${SHIMKEEPER_QEMU_ACCEL:-} in
     tcg) QEMU_ACCEL=tcg QEMU_ACCEL_WHY="SHIMKEEPER_QEMU_ACCEL=tcg" ;;
     kvm) QEMU_ACCEL=kvm QEMU_ACCEL_WHY="SHIMKEEPER_QEMU_ACCEL=kvm (not probed)" ;;
     "")
-        if why=$(qemu_accel_probe_kvm); then
-            QEMU_ACCEL=kvm QEMU_ACCEL_WHY="/dev/kvm works: a test guest ran under KVM"
-        else
+        if ! why=$(qemu_accel_probe_kvm); then
             QEMU_ACCEL=tcg QEMU_ACCEL_WHY=$why
+        elif [[ -n $kernel ]] && ! why=$(qemu_accel_probe_kernel "$kernel"); then
+            QEMU_ACCEL=tcg QEMU_ACCEL_WHY=$why
+        elif [[ -n $kernel ]]; then
+            QEMU_ACCEL=kvm QEMU_ACCEL_WHY="/dev/kvm works: a test guest and $(basename "$(readlink -f "$kernel")") ran under KVM"
+        else
+            QEMU_ACCEL=kvm QEMU_ACCEL_WHY="/dev/kvm works: a test guest ran under KVM"
         fi
         ;;
     *)
