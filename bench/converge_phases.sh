@@ -74,7 +74,7 @@ bench_fetch_config() {
 
 # bench_apply_json_field FILE FIELD: a top-level field of `apply -o json`'s answer in FILE.
 bench_apply_json_field() {
-    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+    python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
 # bench_converge RUNS: sets BENCH_CONVERGE, BENCH_FETCH, BENCH_OVERHEAD (medians, ms). Leaves the

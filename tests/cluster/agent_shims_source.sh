@@ -54,7 +54,7 @@ expect_output_contains "Committed generation 1"
 grep -qF 'runtimes.demo]' "$config" || fail "the selected Shim's runtime is not in the config"
 ! grep -qF 'runtimes.other]' "$config" || fail "a Shim selecting other nodes was installed"
 expect_exit 0 sk -o json status
-python3 - "$OUT" <<'PY'
+python3 -S - "$OUT" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 cur = [g for g in s["generations"] if g["current"]][0]

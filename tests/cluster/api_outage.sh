@@ -100,7 +100,7 @@ pings=$T/coordinator-pings
 done) >"$pings" 2>/dev/null &
 sk_track $!
 annotation_state() { # [SHIM]: what node-a's annotation says of it (default demo), "installed@1"
-    kube_admin get node node-a -o json | python3 -c 'import json, sys
+    kube_admin get node node-a -o json | python3 -S -c 'import json, sys
 a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1])
 print("" if a is None else "%s@%s" % (json.loads(a)["state"], json.loads(a)["generation"]))' "${1:-demo}"
 }
@@ -117,7 +117,7 @@ status_out() { ski status 2>&1 || true; }
 status_says() { [[ "$(status_out)" == *"$1"* ]]; }
 # status_cluster FIELD: that field of the cluster connection in the agent's status.json.
 status_cluster() {
-    python3 -c 'import json, sys
+    python3 -S -c 'import json, sys
 c = (json.load(open(sys.argv[1])).get("result") or {}).get("cluster") or {}
 print(c.get(sys.argv[2], ""))' "$status_json" "$1" 2>/dev/null
 }

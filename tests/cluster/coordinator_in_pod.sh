@@ -158,7 +158,7 @@ now=$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
 kube_admin annotate --overwrite node node-a >/dev/null \
     "shim.containerd.x-k8s.io/slot_requests={\"demo\": {\"uid\": \"$uid\", \"generation\": $generation, \"since\": \"$now\"}}"
 holder() {
-    kube_admin -n shimkeeper-system get leases -o json | python3 -c '
+    kube_admin -n shimkeeper-system get leases -o json | python3 -S -c '
 import json, sys
 print(" ".join(sorted(l["spec"].get("holderIdentity", "") for l in json.load(sys.stdin)["items"]
                if l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/shim") == "demo")))'

@@ -28,7 +28,7 @@ shim_apply spin '  handler: spin
 wait_eq 30 '["shim.containerd.x-k8s.io/uninstall"]' shim_get spin .metadata.finalizers
 wait_eq 30 spin kube_admin get runtimeclass wasm-spin -o jsonpath='{.handler}'
 rc=$(kube_admin get runtimeclass wasm-spin -o json)
-python3 - "$rc" <<'PY' || fail "RuntimeClass wasm-spin: $rc"
+python3 -S - "$rc" <<'PY' || fail "RuntimeClass wasm-spin: $rc"
 import json, sys
 rc = json.loads(sys.argv[1])
 assert rc["scheduling"]["nodeSelector"] == {"shim.containerd.x-k8s.io/spin": "spin", "wasm": "true"}, rc

@@ -26,7 +26,7 @@ fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
-field() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+field() { python3 -S -c 'import json,sys; d=json.load(sys.stdin)
 for k in sys.argv[1].split("."): d=d[k]
 print(d)' "$1"; }
 # expect_error WHAT CODE TEXT CMD...: CMD fails with "error (CODE): ...TEXT..."

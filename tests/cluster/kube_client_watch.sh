@@ -44,7 +44,7 @@ wait_line "$out" "SYNCED 3 w1 w2 w3"
 pass "SYNCED with the 3 labelled ConfigMaps (2 per page)"
 kube_admin create cm other -n $ns >/dev/null # no label: never seen
 kube_admin create cm w4 -n $ns -o json --dry-run=client |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); d["metadata"]["labels"]={"app":"w"}; print(json.dumps(d))' |
+    python3 -S -c 'import json,sys; d=json.load(sys.stdin); d["metadata"]["labels"]={"app":"w"}; print(json.dumps(d))' |
     kube_admin create -f - >/dev/null
 wait_line "$out" "ADDED w4"
 pass "ADDED w4"

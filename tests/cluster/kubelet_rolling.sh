@@ -53,7 +53,7 @@ kube_shim_yaml demo "$SERVER_URL/demo-v1.tar.gz" "$(node_shim_digest demo v1)" \
   rolloutStrategy: {type: rolling, rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
 
 progressing() {
-    kube_admin get shim demo -o json | python3 -c 'import json, sys
+    kube_admin get shim demo -o json | python3 -S -c 'import json, sys
 for c in json.load(sys.stdin).get("status", {}).get("conditions", []):
     if c["type"] == "Progressing":
         print(c["reason"] + ": " + c["message"])'
@@ -70,7 +70,7 @@ requests=$(kube_admin get node node-a -o jsonpath='{.metadata.annotations.shim\.
     fail "node-a's slot request does not carry the refusal: $requests"
 grep -q "rollout: the API server refuses watching its rollout slot Leases" "$agent_log" ||
     fail "the agent's log does not say it: $(tail -n 20 "$agent_log")"
-said_waiting() { python3 -c 'import json, sys
+said_waiting() { python3 -S -c 'import json, sys
 print(json.load(open(sys.argv[1])).get("result", {}).get("waiting", {}).get("demo", ""))' "$status_json"; }
 waiting_refused() { [[ "$(said_waiting)" == "the API server refuses watching its rollout slot Leases"*"HTTP 403"*"deploy/ lets node identities read"* ]]; }
 kube_wait_for 30 waiting_refused || fail "status.json's waiting for demo: $(said_waiting)"
@@ -136,7 +136,7 @@ echo "--- the policy gone: the kubelet's credential rolls, with nothing minted"
 kube_admin delete validatingadmissionpolicybinding test-no-slot-for-node-a >/dev/null
 kube_admin delete validatingadmissionpolicy test-no-slot-for-node-a >/dev/null
 leases_before=$(kube_admin get leases -n shimkeeper-system -o json |
-    python3 -c 'import json, sys; print(len(json.load(sys.stdin)["items"]))')
+    python3 -S -c 'import json, sys; print(len(json.load(sys.stdin)["items"]))')
 installed() { [[ "$(kube_admin get node node-a -o jsonpath='{.metadata.labels.shim\.containerd\.x-k8s\.io/demo}')" == demo ]]; }
 kube_wait_for 120 installed ||
     fail "node-a did not install demo with its kubelet credential: $(progressing); $(tail -n 20 "$agent_log")"

@@ -67,7 +67,7 @@ echo "$report"
 # The skew was real: node-1 wrote the time of each take and renewal of its grant on its own Node
 # (held_demo's "renewed") by its own clock, ~20 s after the API server's time of that very update
 # (the Node's managedFields).
-skew=$(python3 - "$T/nodes.events" <<'PY'
+skew=$(python3 -S - "$T/nodes.events" <<'PY'
 import datetime, json, sys
 text = open(sys.argv[1]).read(); dec = json.JSONDecoder(); at = 0
 parse = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
@@ -88,7 +88,7 @@ PY
 )
 [[ -n $skew && $skew -ge 18 ]] || fail "node-1's entry does not show its clock 20 s ahead (renewed - the update's time: '${skew}' s)"
 # Every takeover in the record is a create after a delete: nobody wrote a Lease another node held.
-python3 - "$T/leases.events" <<'PY' || fail "a slot changed holder without being freed first"
+python3 -S - "$T/leases.events" <<'PY' || fail "a slot changed holder without being freed first"
 import json, sys
 text = open(sys.argv[1]).read(); dec = json.JSONDecoder(); at = 0; holder = {}
 while True:

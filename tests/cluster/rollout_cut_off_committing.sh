@@ -35,7 +35,7 @@ holder() { lease '{.spec.holderIdentity}'; }
 revoked() { lease '{.metadata.annotations.shim\.containerd\.x-k8s\.io/revoked}'; }
 entry() { # FIELD of node-1's entry for demo on its own Node
     kube_admin get node node-1 -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/held_demo}' |
-        python3 -c 'import json, sys; print(json.load(sys.stdin).get(sys.argv[1], ""))' "$1"
+        python3 -S -c 'import json, sys; print(json.load(sys.stdin).get(sys.argv[1], ""))' "$1"
 }
 reached() { grep -q "^$1 $2 " "$ROLLOUT_STEPS"; } # NODE STEP
 
@@ -75,7 +75,7 @@ kube_wait_for 30 reached node-1 commit || fail "node-1 did not commit: $(tail -n
 # node-2's transaction is milliseconds: its first change, not the Lease, shows when it got the slot
 # (both clocks are this machine's).
 kube_wait_for 90 reached node-2 links || fail "node-2 never changed: $(tail -n 20 "$T/roots/node-2.log")"
-waited=$(python3 - "$renewed" "$(awk '$1 == "node-2" && $2 == "links" {print $3; exit}' "$ROLLOUT_STEPS")" <<'PY'
+waited=$(python3 -S - "$renewed" "$(awk '$1 == "node-2" && $2 == "links" {print $3; exit}' "$ROLLOUT_STEPS")" <<'PY'
 import datetime, sys
 renewed = datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%S.%fZ")
 renewed = renewed.replace(tzinfo=datetime.timezone.utc).timestamp()
@@ -84,7 +84,7 @@ PY
 )
 # Revoked 45 s (a lease and the 30 s stated) after the coordinator last saw node-1's entry
 # change, freed 11 s later (slot_timing::revoked_for), then granted at once.
-python3 -c 'import sys; sys.exit(not 56 <= float(sys.argv[1]) <= 75)' "$waited" ||
+python3 -S -c 'import sys; sys.exit(not 56 <= float(sys.argv[1]) <= 75)' "$waited" ||
     fail "node-2 changed $waited s after node-1's last renewal, not 56 to 75 s (a lease, the 30 s stated and a revoke's 11 s)"
 grep -q "revoked rollout slot Lease demo-slot-0: holder node-1 did not renew it within 45 s (a lease, and the 30 s it said" "$T"/coord-*.log ||
     fail "no coordinator says why it revoked demo-slot-0: $(grep -h "demo-slot-0" "$T"/coord-*.log | tail -n 5)"

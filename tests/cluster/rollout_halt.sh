@@ -50,7 +50,7 @@ shim_yaml() {
   nodeSelector: {rollout: \"yes\"}
   rolloutStrategy: {rolling: {maxUpdate: 2}}"
 }
-state_of() { python3 -c 'import json, sys; s = json.loads(sys.argv[1] or "{}"); print("%s@%s" % (s.get("state"), s.get("generation")))' "$(rollout_annotation "$1" demo)"; }
+state_of() { python3 -S -c 'import json, sys; s = json.loads(sys.argv[1] or "{}"); print("%s@%s" % (s.get("state"), s.get("generation")))' "$(rollout_annotation "$1" demo)"; }
 done_at() { rollout_finished "$1" demo "$2"; } # NODE GENERATION
 all_done() {
     rollout_finished_on demo "$1" "${nodes[@]}"
@@ -60,7 +60,7 @@ halt_message() { kube_admin get shim demo -o jsonpath='{.status.conditions[?(@.t
 # Every slot left is the failed one: the nodes that held one at the failure have finished, and
 # (the point of the test) nobody took another.
 only_failed_slots() {
-    kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+    kube_admin get leases -n shimkeeper-system -o json | python3 -S -c 'import json, sys
 sys.exit(any("-slot-" in l["metadata"]["name"] and
              not l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed")
              for l in json.load(sys.stdin)["items"]))'

@@ -54,7 +54,7 @@ settled() { local a; a=$(slot_events); sleep 1; ((a == $(slot_events))); }
 kube_wait_for 30 settled || fail "slot Leases kept changing after the halt"
 # Grants are the coordinator's creates of slot Leases; a grant made before the failure may still
 # be taken after it (an update by its node), which this step cannot prevent and does not count.
-read -r count granted_after total < <(python3 - "$T/leases.events" "$failed_rv" <<'PY'
+read -r count granted_after total < <(python3 -S - "$T/leases.events" "$failed_rv" <<'PY'
 import json, sys
 failed_rv, after, total = int(sys.argv[2]), [], 0
 for line in open(sys.argv[1]):

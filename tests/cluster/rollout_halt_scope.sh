@@ -44,7 +44,7 @@ kube_wait_for 120 all_good ||
     fail "good did not reach every node: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" good)"; done)"
 halted good False || fail "good's rollout is halted: $(kube_admin get shim good -o jsonpath='{.status.conditions}')"
 # Nor did a node ever say good failed (every version of every Node in the record).
-python3 - "$T/nodes.events" <<'PY' || fail "a node reported good failed"
+python3 -S - "$T/nodes.events" <<'PY' || fail "a node reported good failed"
 import json, sys
 text = open(sys.argv[1]).read(); dec = json.JSONDecoder(); at = 0; seen = 0
 while True:
@@ -58,7 +58,7 @@ while True:
             print(e["object"]["metadata"]["name"], note); sys.exit(1)
 sys.exit(0 if seen else 1)
 PY
-failed_slots=$(kube_admin get leases -n shimkeeper-system -o json | python3 -c 'import json, sys
+failed_slots=$(kube_admin get leases -n shimkeeper-system -o json | python3 -S -c 'import json, sys
 print(" ".join(sorted(l["metadata"]["name"] for l in json.load(sys.stdin)["items"]
                       if (l["metadata"].get("annotations") or {}).get("shim.containerd.x-k8s.io/failed"))))')
 [[ $failed_slots == bad-slot-0 ]] || fail "failed slots: '$failed_slots', not bad-slot-0 alone"

@@ -31,7 +31,7 @@ kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
 url_path=/hold/2/demo.tar.gz
 held() { # the artifact server has seen at least $1 requests for the held download
-    curl -fsS "$SERVER_URL/_requests" | python3 -c 'import json, sys
+    curl -fsS "$SERVER_URL/_requests" | python3 -S -c 'import json, sys
 sys.exit(json.load(sys.stdin)["paths"].get(sys.argv[1], 0) < int(sys.argv[2]))' "$url_path" "$1"
 }
 holder() { kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }

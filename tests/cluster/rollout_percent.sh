@@ -19,7 +19,7 @@ shim_yaml() {
 }
 # The nodes that applied the Shim (any generation) and hold no slot, in one read of each list.
 count_finished() {
-    python3 - <(kube_admin get nodes -o json) <(kube_admin get leases -n shimkeeper-system -o json) <<'PY'
+    python3 -S - <(kube_admin get nodes -o json) <(kube_admin get leases -n shimkeeper-system -o json) <<'PY'
 import json, sys
 holding = {l["spec"].get("holderIdentity") for l in json.load(open(sys.argv[2]))["items"]
            if "-slot-" in l["metadata"]["name"]}

@@ -123,7 +123,7 @@ kube_shim_yaml held "$SERVER_URL/hold/100/held.tar.gz" "$held_sha" '  nodeSelect
 held_downloading() { grep -q "fetch held: downloading" "$T/roots/$1.log"; }
 # held_wait NODE: what the node's status.json says held waits for.
 held_wait() {
-    python3 -c 'import json, sys
+    python3 -S -c 'import json, sys
 print(json.load(open(sys.argv[1])).get("result", {}).get("waiting", {}).get("held", ""))' \
         "$T/roots/$1/run/status.json" 2>/dev/null
 }

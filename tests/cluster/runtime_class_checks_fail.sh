@@ -49,7 +49,7 @@ shim_yaml() {
 }
 state() {
     kube_admin get node "node-$1" -o jsonpath='{.metadata.annotations.shim\.containerd\.x-k8s\.io/inv}' |
-        python3 -c 'import json, sys; t = sys.stdin.read(); s = json.loads(t) if t else {}; print("%s@%s" % (s.get("state"), s.get("generation")))'
+        python3 -S -c 'import json, sys; t = sys.stdin.read(); s = json.loads(t) if t else {}; print("%s@%s" % (s.get("state"), s.get("generation")))'
 }
 both_at() { [[ "$(state a)" == "installed@$1" && "$(state b)" == "installed@$1" ]]; }
 wait_for() { # SECONDS WHAT CMD...

@@ -41,7 +41,7 @@ rc_json() { kube_admin get runtimeclass kata -o json; }
 # rc_is OVERHEAD-JSON TOLERATIONS-JSON: the RuntimeClass's overhead and tolerations exactly, its
 # nodeSelector the Shim's and the readiness label.
 rc_is() {
-    rc_json 2>/dev/null | python3 -c '
+    rc_json 2>/dev/null | python3 -S -c '
 import json, sys
 rc = json.load(sys.stdin)
 overhead, tolerations = json.loads(sys.argv[1]), json.loads(sys.argv[2])
@@ -52,7 +52,7 @@ assert scheduling["nodeSelector"] == {"pool": "kata", "shim.containerd.x-k8s.io/
 assert set(scheduling) <= {"nodeSelector", "tolerations"}, scheduling
 ' "$1" "$2" 2>/dev/null
 }
-rc_now() { rc_json | python3 -c 'import json, sys; rc = json.load(sys.stdin); print(json.dumps(rc.get("overhead")), json.dumps(rc["scheduling"]))'; }
+rc_now() { rc_json | python3 -S -c 'import json, sys; rc = json.load(sys.stdin); print(json.dumps(rc.get("overhead")), json.dumps(rc["scheduling"]))'; }
 wait_rc() { kube_wait_for 30 rc_is "$1" "$2" || fail "the RuntimeClass holds $(rc_now 2>&1), not $1 $2"; }
 tolerations='[{"key": "example.org/sandbox", "operator": "Exists", "effect": "NoSchedule"}, {"key": "pool", "operator": "Equal", "value": "kata", "effect": "NoExecute", "tolerationSeconds": 30}]'
 shim_apply kata "  nodeSelector: {pool: kata}
@@ -62,7 +62,7 @@ shim_apply kata "  nodeSelector: {pool: kata}
     tolerations: $tolerations"
 wait_rc '{"podFixed": {"cpu": "250m", "memory": "160Mi"}}' "$tolerations"
 wait_eq 30 "True" shim_condition kata RuntimeClassReady status
-uid=$(rc_json | python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["uid"])')
+uid=$(rc_json | python3 -S -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["uid"])')
 pass "RuntimeClass kata: overhead cpu 250m (written 0.25) and memory 160Mi, both tolerations"
 
 echo "--- the API server's spelling of the same amount costs no write"
@@ -85,7 +85,7 @@ shim_apply kata "  nodeSelector: {pool: kata}
     overhead: {podFixed: {cpu: 500m}}
     tolerations: $changed"
 wait_rc '{"podFixed": {"cpu": "500m"}}' "$changed"
-[[ $(rc_json | python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["uid"])') == "$uid" ]] ||
+[[ $(rc_json | python3 -S -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["uid"])') == "$uid" ]] ||
     fail "the RuntimeClass was replaced, not patched"
 pass "overhead cpu 500m only, one toleration, the same RuntimeClass"
 

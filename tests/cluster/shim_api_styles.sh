@@ -78,7 +78,7 @@ label() {
 labelled() { [[ -n "$(label "$1")" ]]; }
 # state SHIM: the annotation's state@generation ("" when none); reason SHIM: its reason.
 annotation_field() {
-    kube_admin get node node-a -o json | python3 -c 'import json, sys
+    kube_admin get node node-a -o json | python3 -S -c 'import json, sys
 a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1])
 a = {} if a is None else json.loads(a)
 print("%s@%s" % (a["state"], a["generation"]) if sys.argv[2] == "state" and a else a.get(sys.argv[2], ""))' "$1" "$2"

@@ -123,7 +123,7 @@ fetchStrategy:
 
 # Descriptions: the Shim itself and every property in it has one, in the schema the API server
 # serves, and kubectl explain shows them for the Shim, fetchStrategy and everything in it.
-missing=$(kube_admin get crd shims.containerd.x-k8s.io -o json | python3 -c '
+missing=$(kube_admin get crd shims.containerd.x-k8s.io -o json | python3 -S -c '
 import json, sys
 crd = json.load(sys.stdin)
 schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]

@@ -27,7 +27,7 @@ kube_create_node node-x >/dev/null
 kube_create_node node-y >/dev/null
 as_x=$(kube_node_cert_kubeconfig node-x)
 as_y=$(kube_node_token_kubeconfig node-y)
-field() { python3 -c 'import json, sys; d = json.load(sys.stdin)
+field() { python3 -S -c 'import json, sys; d = json.load(sys.stdin)
 for k in sys.argv[1].split("."): d = d[k]
 print(d)' "$1"; }
 lease_field() { kube_admin get lease "$1" -n $ns -o jsonpath="$2"; }

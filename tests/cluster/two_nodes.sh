@@ -61,7 +61,7 @@ on() {
 }
 agent_log() { cat "$T/$1/agent.log" 2>/dev/null; }
 agent_committed() {
-    python3 -c 'import json, sys
+    python3 -S -c 'import json, sys
 r = json.load(open(sys.argv[1])).get("result") or {}
 sys.exit(0 if r.get("result") == "committed" else 1)' "$T/$1/status.json" 2>/dev/null
 }
@@ -71,7 +71,7 @@ label() {
 }
 # state LETTER SHIM: the annotation's state and generation, "installed@2"; "" when none.
 state() {
-    kube_admin get node "node-$1" -o json | python3 -c 'import json, sys
+    kube_admin get node "node-$1" -o json | python3 -S -c 'import json, sys
 a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1])
 print("" if a is None else "%s@%s" % (json.loads(a)["state"], json.loads(a)["generation"]))' "$2"
 }
@@ -145,13 +145,13 @@ unlabelled b broken || fail "node-b carries the broken label after failing"
 on b node_cri_lacks_handler broken || fail "node-b's CRI lists the refused handler"
 on b node_cri_has_handler demo || fail "node-b lost demo while rolling back broken"
 [[ "$(on b node_config_digest)" == "$config_b" ]] || fail "node-b's config is not as before the failed change"
-reason_b=$(kube_admin get node node-b -o json | python3 -c 'import json, sys
+reason_b=$(kube_admin get node node-b -o json | python3 -S -c 'import json, sys
 a = json.load(sys.stdin)["metadata"]["annotations"]["shim.containerd.x-k8s.io/broken"]
 print(json.loads(a).get("reason", ""))')
 [[ $reason_b == *containerd* ]] || fail "node-b's annotation gives no reason naming containerd: '$reason_b'"
 echo "node-b says: failed: $reason_b"
 has_warning() {
-    kube_admin get events.events.k8s.io -n default -o json | python3 -c 'import json, sys
+    kube_admin get events.events.k8s.io -n default -o json | python3 -S -c 'import json, sys
 ok = any(e["type"] == "Warning" and e["reason"] == "InstallFailed" and e["regarding"]["kind"] == "Shim"
          and e["regarding"]["name"] == "broken" and "node-b" in e.get("note", "")
          for e in json.load(sys.stdin)["items"])
@@ -192,7 +192,7 @@ done
 etcd_url=http://127.0.0.1:$KUBE_ETCD_PORT
 revision=$(curl -sS -X POST "$etcd_url/v3/kv/put" \
     -d "{\"key\": \"$(printf shimkeeper-test/bump | base64)\", \"value\": \"$(printf 1 | base64)\"}" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["header"]["revision"])') ||
+    python3 -S -c 'import json, sys; print(json.load(sys.stdin)["header"]["revision"])') ||
     fail "writing to etcd at $etcd_url failed"
 curl -sS -X POST "$etcd_url/v3/kv/compaction" -d "{\"revision\": \"$revision\", \"physical\": true}" \
     >/dev/null || fail "compacting etcd failed"
@@ -226,7 +226,7 @@ python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/uninstall_order.py" "$T/b/agent.lo
 
 # node-a: a pod sandbox still runs on handler demo: the label goes, the handler stays.
 reason() {
-    kube_admin get node "node-$1" -o json | python3 -c 'import json, sys
+    kube_admin get node "node-$1" -o json | python3 -S -c 'import json, sys
 a = json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1])
 print("" if a is None else json.loads(a).get("reason", ""))' "$2"
 }
@@ -235,7 +235,7 @@ kube_wait_for 90 blocked_a || fail "node-a says '$(state a demo)' ($(reason a de
 unlabelled a demo || fail "node-a kept its demo label while its removal waits"
 on a node_cri_has_handler demo || fail "node-a's handler demo went while a pod sandbox runs on it"
 blocked_event() {
-    kube_admin get events.events.k8s.io -n default -o json | python3 -c 'import json, sys
+    kube_admin get events.events.k8s.io -n default -o json | python3 -S -c 'import json, sys
 ok = any(e["type"] == "Warning" and e["reason"] == "RemovalBlocked" and e["regarding"]["kind"] == "Shim"
          and e["regarding"]["name"] == "demo" and "node-a" in e.get("note", "")
          and "blocked by 1 pod(s)" in e.get("note", "") for e in json.load(sys.stdin)["items"])

@@ -25,7 +25,7 @@ SHIMKEEPER_FAULT_SWITCH=handler-before-label \
 sk_track $!
 agent_log() { tail -n 30 "$T/a/agent.log" 2>/dev/null; }
 agent_committed() {
-    python3 -c 'import json, sys
+    python3 -S -c 'import json, sys
 r = json.load(open(sys.argv[1])).get("result") or {}
 sys.exit(0 if r.get("result") == "committed" else 1)' "$T/a/status.json" 2>/dev/null
 }

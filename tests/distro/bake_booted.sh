@@ -66,7 +66,7 @@ expect_output_contains "shimkeeper.service already enabled."
 [[ "$(readlink "$root/etc/systemd/system/multi-user.target.wants/shimkeeper.service")" == \
     /lib/systemd/system/shimkeeper.service ]] || fail "shimkeeper.service is not enabled in the image"
 (($(sk_requests) == 1)) || fail "the bake made $(sk_requests) requests, expected 1"
-baked_txn=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' \
+baked_txn=$(python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' \
     "$root/var/lib/shimkeeper/state/journal.json")
 sk_reset_requests
 
@@ -83,7 +83,7 @@ starts=$(boot_run sh -c 'wc -l </run/containerd-starts')
 ((starts == 1)) || fail "containerd.service started $starts times at first boot, expected once: $(daemon_log)"
 # The daemon's first reconcile (done before READY=1) found the node converged: no transaction.
 boot_run cat /run/shimkeeper/status.json >"$T/status.json" || fail "no /run/shimkeeper/status.json in the node"
-python3 - "$T/status.json" <<'PY' || fail "the daemon's first run was not a no-op: $(daemon_log)"
+python3 -S - "$T/status.json" <<'PY' || fail "the daemon's first run was not a no-op: $(daemon_log)"
 import json, sys
 result = json.load(open(sys.argv[1]))["result"]
 assert result["changed"] is False and result["generation"] == 1 and result["restarts"] == 0, result

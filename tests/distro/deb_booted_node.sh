@@ -47,7 +47,7 @@ EOF
 # is shimkeeper's default too); only where it listens is ours: nspawn shares the host's network,
 # so a free port on 127.0.0.1, scraped from the host. Only the textfile collector: the others
 # would read the host's /proc and /sys.
-exporter_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+exporter_port=$(python3 -S -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 echo "ARGS=\"--web.listen-address=127.0.0.1:$exporter_port --collector.disable-defaults --collector.textfile\"" \
     >"$root/etc/default/prometheus-node-exporter"
 NODE_EXPORTER_URL=http://127.0.0.1:$exporter_port/metrics

@@ -26,7 +26,7 @@ BEFORE="$(tree_digest "$STORE")"
 
 # Every hostile archive, as a gzip-compressed tar named <case>.tar.gz in the served folder
 # (Python's tarfile writes entries that GNU tar refuses to create).
-python3 - "$SERVE" "$OUTSIDE" "$(shim_binary_for evil)" <<'PY'
+python3 -S - "$SERVE" "$OUTSIDE" "$(shim_binary_for evil)" <<'PY'
 import gzip, io, sys, tarfile
 
 serve, outside, binary = sys.argv[1:4]

@@ -98,7 +98,7 @@ grep -qF 'runtime_type = "/var/lib/shimkeeper/bin/containerd-shim-demo-v2"' "$co
     fail "the bin/ link does not hold the node path"
 [[ "$(readlink "$ROOT/etc/systemd/system/multi-user.target.wants/shimkeeper.service")" == /lib/systemd/system/shimkeeper.service ]] ||
     fail "the unit is not enabled with a link to its node path"
-python3 - "$ROOT/var/lib/shimkeeper/state/state.json" <<'PY'
+python3 -S - "$ROOT/var/lib/shimkeeper/state/state.json" <<'PY'
 import json, sys
 state = json.load(open(sys.argv[1]))
 assert state["current"] == 1, state["current"]

@@ -20,7 +20,7 @@ expect_output_contains "config version 2, edits in place /etc/containerd/config.
 [[ "$(sk_requests)" == 0 ]] || fail "plan made HTTP requests"
 
 expect_exit 0 sk plan -o json
-python3 - "$OUT" "$sha" <<'PY'
+python3 -S - "$OUT" "$sha" <<'PY'
 import json, sys
 plan = json.load(open(sys.argv[1]))
 assert plan["converged"] is False, plan
@@ -38,7 +38,7 @@ expect_output_contains "Current generation: none"
 expect_output_contains "sha256:${sha:0:12}"
 expect_output_contains "staged, not installed"
 expect_exit 0 sk status -o json
-python3 - "$OUT" "$sha" <<'PY'
+python3 -S - "$OUT" "$sha" <<'PY'
 import json, sys
 status = json.load(open(sys.argv[1]))
 assert [a["digest"] for a in status["artifacts"]] == [sys.argv[2]], status
@@ -50,7 +50,7 @@ PY
 expect_exit 0 sk status
 expect_output_contains "Daemon: no status file (the daemon is not running here, or it was started with another --status-file) ($ROOT/run/shimkeeper/status.json)"
 expect_exit 0 sk status -o json
-python3 - "$OUT" "$ROOT/run/shimkeeper/status.json" <<'PY'
+python3 -S - "$OUT" "$ROOT/run/shimkeeper/status.json" <<'PY'
 import json, sys
 daemon = json.load(open(sys.argv[1]))["daemon"]
 assert daemon == {"file": sys.argv[2], "error": "no status file (the daemon is not running "
@@ -72,7 +72,7 @@ expect_output_contains "  converged: 1 shim (demo), generation 1"
 expect_output_contains "  waiting: slow: waits for a rollout slot"
 expect_output_contains "  removal held back: old: waits for 1 pod sandbox"
 expect_exit 0 sk status --status-file /var/run-elsewhere/status.json -o json
-python3 - "$OUT" "$ROOT/var/run-elsewhere/status.json" <<'PY'
+python3 -S - "$OUT" "$ROOT/var/run-elsewhere/status.json" <<'PY'
 import json, sys
 daemon = json.load(open(sys.argv[1]))["daemon"]
 assert daemon["file"] == sys.argv[2], daemon

@@ -54,7 +54,7 @@ expect_exit 0 sk apply --no-restart
 cmp -s "$config" "$T/original.toml" || fail "removing the shim did not restore the original config"
 [[ ! -e "$ROOT/var/lib/shimkeeper/bin/containerd-shim-demo-v2" ]] || fail "the bin/ link is still there"
 expect_exit 0 sk status -o json
-python3 - "$OUT" <<'PY'
+python3 -S - "$OUT" <<'PY'
 import json, sys
 status = json.load(open(sys.argv[1]))
 assert status["current_generation"] == 2, status["current_generation"]

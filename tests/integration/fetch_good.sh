@@ -33,7 +33,7 @@ expect_output_contains "already in the store"
 
 # Scripts get the same facts as JSON, and no progress lines.
 expect_exit 0 sk -o json fetch
-python3 - "$OUT" "$SHA" <<'PY' || fail "unexpected JSON from fetch -o json: $(cat "$OUT")"
+python3 -S - "$OUT" "$SHA" <<'PY' || fail "unexpected JSON from fetch -o json: $(cat "$OUT")"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 shim = doc["shims"][0]

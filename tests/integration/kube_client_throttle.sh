@@ -24,11 +24,11 @@ YAML
     echo "$T/kubeconfig"
 }
 requests_for() { curl -fsS --cacert "$SERVER_CA" "$SERVER_URL/_requests" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"].get(sys.argv[1], 0))' "$1"; }
+    python3 -S -c 'import json, sys; print(json.load(sys.stdin)["paths"].get(sys.argv[1], 0))' "$1"; }
 
 # Two 429s, then the object: three requests, the answer is the object.
 out=$("$probe" "$(kubeconfig /retry-after/1/2)" get nodes - n1)
-[[ $(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["metadata"]["name"])' "$out") == n1 ]] ||
+[[ $(python3 -S -c 'import json, sys; print(json.loads(sys.argv[1])["metadata"]["name"])' "$out") == n1 ]] ||
     fail "the object after two 429s was not returned: $out"
 n=$(requests_for /retry-after/1/2/api/v1/nodes/n1)
 ((n == 3)) || fail "expected 3 requests (two 429s, then 200), the server saw $n"

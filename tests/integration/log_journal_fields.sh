@@ -66,8 +66,8 @@ grep -q "Committed generation 1" "$T/apply.out" || fail "the apply did not commi
 grep -q "demo: remove of handler demo" "$T/lines-stderr" ||
     fail "with JOURNAL_STREAM naming another stream, no readable line: $(cat "$T/lines-stderr")"
 
-txn="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$T/install-journal.json")"
-python3 - "$T/demo.json" "$T/all.json" "$txn" <<'PY'
+txn="$(python3 -S -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$T/install-journal.json")"
+python3 -S - "$T/demo.json" "$T/all.json" "$txn" <<'PY'
 import json, sys
 records = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 every = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]

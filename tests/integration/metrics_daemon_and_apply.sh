@@ -53,5 +53,5 @@ expect_metric shimkeeper_containerd_restarts_total 0
 node_exporter_expect_clean
 kill -TERM "$daemon"
 wait "$daemon" || fail "the daemon did not stop cleanly: $(cat "$T/daemon.log")"
-[[ $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["transactions"]["committed"])' \
+[[ $(python3 -S -c 'import json,sys; print(json.load(open(sys.argv[1]))["transactions"]["committed"])' \
     "$ROOT/var/lib/shimkeeper/state/metrics.json") == 3 ]] || fail "state/metrics.json does not hold 3 commits"

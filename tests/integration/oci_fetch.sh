@@ -31,7 +31,7 @@ expect_output_contains "already in the store"
 
 # --- status names the reference and what this node resolved it to ----------------------------
 expect_exit 0 sk -o json status
-python3 - "$OUT" "$IMAGE" "$WANT" <<'PY' || fail "status lacks the resolution: $(cat "$OUT")"
+python3 -S - "$OUT" "$IMAGE" "$WANT" <<'PY' || fail "status lacks the resolution: $(cat "$OUT")"
 import json, sys
 oci = json.load(open(sys.argv[1]))["desired"][0]["oci"]
 assert oci["reference"].endswith("@" + sys.argv[2]) and oci["path"] == "usr/bin/containerd-shim-demo-v2", oci
@@ -94,9 +94,9 @@ expect_fetch_refused 1 "HTTP 404" "manifests/$WRONG"
 put_unique() { put_shim "$1" && head -c 4096 /dev/urandom >"$1/usr/bin/unique"; }
 make_image "$T/layout" corrupt "$ARCH" put_unique
 CORRUPT="$(push_image "$T/layout" corrupt corrupt:v1)"
-CORRUPT_LAYER="$(manifest_of corrupt v1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["layers"][-1]["digest"])')"
+CORRUPT_LAYER="$(manifest_of corrupt v1 | python3 -S -c 'import json,sys; print(json.load(sys.stdin)["layers"][-1]["digest"])')"
 blob="$(blob_path "$DATA" "$CORRUPT_LAYER")"
-python3 - "$blob" <<'PY'
+python3 -S - "$blob" <<'PY'
 import sys
 path = sys.argv[1]
 data = bytearray(open(path, "rb").read())

@@ -32,7 +32,7 @@ expect_output_contains "Committed generation 1"
 # Version only: plan names it, apply records generation 2, and neither touches containerd.
 declare_demo 1.1
 expect_exit 0 sk plan -o json
-python3 - "$OUT" <<'PY'
+python3 -S - "$OUT" <<'PY'
 import json, sys
 plan = json.load(open(sys.argv[1]))
 action = plan["actions"][0]
@@ -53,7 +53,7 @@ printf '[[shim]]\nname = "broken\n' >"$ROOT/etc/shimkeeper/shims.d/20-broken.tom
 expect_exit 0 sk rollback --no-restart
 expect_output_contains "Committed generation 1"
 expect_exit 0 sk status -o json
-python3 - "$OUT" <<'PY'
+python3 -S - "$OUT" <<'PY'
 import json, sys
 status = json.load(open(sys.argv[1]))
 assert status["current_generation"] == 1, status["current_generation"]

@@ -46,7 +46,7 @@ status_file=$T/status.json
 daemon=$!
 sk_track "$daemon"
 first_run_done() {
-    python3 -c 'import json, sys
+    python3 -S -c 'import json, sys
 s = json.load(open(sys.argv[1]))
 r = s.get("result") or {}
 sys.exit(0 if r.get("result") == "committed" else 1)' "$status_file" 2>/dev/null
@@ -55,7 +55,7 @@ node_wait_for 60 first_run_done || fail "the daemon's first run did not finish: 
 kill -TERM "$daemon"
 wait "$daemon" || fail "the daemon did not stop cleanly: $(cat "$T/daemon.log")"
 
-python3 - "$status_file" <<'PY' || fail "the first run was not a no-op: $(cat "$status_file")"
+python3 -S - "$status_file" <<'PY' || fail "the first run was not a no-op: $(cat "$status_file")"
 import json, sys
 r = json.load(open(sys.argv[1]))["result"]
 assert r["changed"] is False, r

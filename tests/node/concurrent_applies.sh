@@ -31,7 +31,7 @@ installed_everywhere() {
         node_config_has_handler "$name" && config+=("$name")
         node_cri_has_handler "$name" && cri+=("$name")
     done
-    state=$(ski -o json status | python3 -c 'import json, sys
+    state=$(ski -o json status | python3 -S -c 'import json, sys
 s = json.load(sys.stdin)
 cur = [g for g in s["generations"] if g["current"]]
 print(" ".join(sorted(x["name"] for x in cur[0]["shims"])) if cur else "")')
@@ -55,7 +55,7 @@ for round in $(seq 1 20); do
     for side in alpha beta; do
         [[ "$(cat "$T/$side.rc")" == 0 ]] ||
             fail "round $round: the $side apply failed: $(cat "$T/$side.err" "$T/$side.json")"
-        read -r generation restarts changed < <(python3 -c 'import json, sys
+        read -r generation restarts changed < <(python3 -S -c 'import json, sys
 o = json.load(open(sys.argv[1]))
 print(o["generation"], o["restarts"], o["changed"])' "$T/$side.json")
         ((restarts <= 1)) || fail "round $round: the $side apply restarted containerd $restarts times"

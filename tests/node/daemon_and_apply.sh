@@ -16,7 +16,7 @@ status_file=$T/status.json
 daemon=$!
 sk_track "$daemon"
 daemon_generation() {
-    python3 -c 'import json, sys
+    python3 -S -c 'import json, sys
 s = json.load(open(sys.argv[1]))
 r = s.get("result") or {}
 print(r.get("generation", 0) if r.get("result") == "committed" else -1)' "$status_file" 2>/dev/null
@@ -39,7 +39,7 @@ for name in demo second; do
         fail "$name is $(node_handler_presence "$name") after the daemon and apply raced"
 done
 expect_exit 0 ski -o json status
-python3 - "$OUT" <<'PY'
+python3 -S - "$OUT" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["current_generation"] == 2, s["current_generation"]

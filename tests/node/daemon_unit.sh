@@ -82,7 +82,7 @@ check "status.json holds the daemon's current state" \
 
 # --- A new drop-in converges within seconds, without anyone running apply.
 current_shims() {
-    "$SHIMKEEPER" -c "$NODE_AGENT_CONFIG" status -o json | python3 -c '
+    "$SHIMKEEPER" -c "$NODE_AGENT_CONFIG" status -o json | python3 -S -c '
 import json, sys
 status = json.load(sys.stdin)
 for gen in status["generations"]:

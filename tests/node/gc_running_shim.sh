@@ -22,7 +22,7 @@ node_shim_declare demo v2
 expect_exit 0 ski apply
 expect_output_contains "Committed generation 2"
 expect_exit 0 ski -o json status
-python3 - "$OUT" <<'PY' || fail "keep = 1 should leave only generation 2: $(cat "$OUT")"
+python3 -S - "$OUT" <<'PY' || fail "keep = 1 should leave only generation 2: $(cat "$OUT")"
 import json, sys
 assert [g["number"] for g in json.load(open(sys.argv[1]))["generations"]] == [2]
 PY

@@ -32,7 +32,7 @@ has_demo_record() { [[ -n $(records SHIM=demo) ]]; }
 node_wait_for 10 has_demo_record || fail "no record with SHIM=demo: $(records | tail -5)"
 records SHIM=demo >"$T/demo.json"
 records SYSLOG_IDENTIFIER=shimkeeper >"$T/all.json"
-python3 - "$T/demo.json" "$T/all.json" "$txn" "$(node_shim_digest demo v1)" <<'PY' || fail "journal records: $(cat "$T/demo.json")"
+python3 -S - "$T/demo.json" "$T/all.json" "$txn" "$(node_shim_digest demo v1)" <<'PY' || fail "journal records: $(cat "$T/demo.json")"
 import json, sys
 records = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 every = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]

@@ -33,10 +33,10 @@ expect_metric shimkeeper_rollbacks_total 0
 expect_metric shimkeeper_containerd_restarts_total 1
 # node_exporter prints large values in exponent form: compare as numbers.
 artifact_bytes=$(find "$NODE_STORE_DIR/store/sha256" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
-python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) > 1e6 else 1)' \
+python3 -S -c 'import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) > 1e6 else 1)' \
     "$(metric shimkeeper_store_bytes)" "$artifact_bytes" ||
     fail "shimkeeper_store_bytes is $(metric shimkeeper_store_bytes); the store's files hold $artifact_bytes bytes"
-python3 - "$(metric shimkeeper_last_transaction_timestamp_seconds)" \
+python3 -S - "$(metric shimkeeper_last_transaction_timestamp_seconds)" \
     "$(metric shimkeeper_last_transaction_duration_seconds)" "$before" <<'PY' || fail "last transaction time/duration wrong"
 import sys, time
 finished, duration, before = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])

@@ -35,7 +35,7 @@ status_file=$T/status.json
 daemon=$!
 sk_track "$daemon"
 daemon_says_blocked() {
-    python3 - "$status_file" <<'PY' 2>/dev/null
+    python3 -S - "$status_file" <<'PY' 2>/dev/null
 import json, sys
 r = json.load(open(sys.argv[1])).get("result") or {}
 sys.exit(0 if "blocked by 1 pod(s)" in (r.get("blocked") or {}).get("demo", "") else 1)

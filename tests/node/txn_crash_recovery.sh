@@ -17,7 +17,7 @@ source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/node_scenario.sh" "$@"
 # SHIMKEEPER_FAULT only exists in builds configured with -DSHIMKEEPER_FAULT_INJECTION=ON; such a
 # build lists its fault points, in the order a transaction reaches them.
 mapfile -t k_steps < <("$SHIMKEEPER" -o json version |
-    python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin).get("fault_points", [])))')
+    python3 -S -c 'import json, sys; print("\n".join(json.load(sys.stdin).get("fault_points", [])))')
 if ((${#k_steps[@]} == 0)); then
     skip "$SHIMKEEPER is not a -DSHIMKEEPER_FAULT_INJECTION=ON build"
 fi
@@ -54,7 +54,7 @@ check_old_or_new() {
     *) fail "$what: demo is half there after recovery ($presence)" ;;
     esac
     # shimkeeper's own record agrees with the node: demo is in the current generation iff present.
-    recorded=$(ski -o json status | python3 -c 'import json, sys
+    recorded=$(ski -o json status | python3 -S -c 'import json, sys
 status = json.load(sys.stdin)
 current = [g for g in status["generations"] if g["current"]]
 names = [s["name"] for s in current[0]["shims"]] if current else []

@@ -33,7 +33,7 @@ diff <(printf '%s\n' "$files") <(node_files_fingerprint) >&2 ||
 
 # JSON output says the same thing to a script.
 expect_exit 0 ski -o json apply
-python3 -c 'import json, sys
+python3 -S -c 'import json, sys
 out = json.load(open(sys.argv[1]))
 assert out["changed"] is False and out["restarts"] == 0, out' "$OUT" ||
     fail "apply -o json does not report changed=false, restarts=0: $(cat "$OUT")"

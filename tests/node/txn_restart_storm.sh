@@ -51,7 +51,7 @@ three_failing_applies() {
 # start_spread: "<most starts in any 10 s window> <seconds from first to last start> <smallest
 # gap between two starts>" over the starts logged since node_count_starts.
 start_spread() {
-    python3 -c 'import sys
+    python3 -S -c 'import sys
 times = sorted(float(line) for line in open(sys.argv[1]) if line.strip())
 most = max(sum(1 for u in times if t <= u < t + 10) for t in times)
 gaps = [b - a for a, b in zip(times, times[1:])]

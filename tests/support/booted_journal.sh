@@ -13,7 +13,7 @@
 # object a line, oldest first.
 booted_journal__records() {
     boot_run journalctl -u shimkeeper -o json --no-pager "$1" |
-        python3 -c 'import json, sys
+        python3 -S -c 'import json, sys
 for line in sys.stdin:
     if line.strip():
         record = json.loads(line)
@@ -27,7 +27,7 @@ journal_has() {
 
 journal_txns() {
     booted_journal__records "$1" "$2" |
-        python3 -c 'import json, sys; print(len({json.loads(l).get("TXN") for l in sys.stdin}))'
+        python3 -S -c 'import json, sys; print(len({json.loads(l).get("TXN") for l in sys.stdin}))'
 }
 
 # journal_expect WHAT MATCH TEXT -- FIELD=VALUE...: fails naming WHAT and each field that differs.
@@ -38,17 +38,17 @@ journal_expect() {
     records=$(booted_journal__records "$match" "$text")
     [[ -n $records ]] || fail "$what: journalctl -u shimkeeper $match has no record saying '$text':" \
         "$(boot_run journalctl -u shimkeeper --no-pager | tail -20)"
-    wrong=$(tail -n1 <<<"$records" | python3 -c 'import json, sys
+    wrong=$(tail -n1 <<<"$records" | python3 -S -c 'import json, sys
 record = json.loads(sys.stdin.read())
 for want in sys.argv[1:]:
     name, value = want.split("=", 1)
     if record.get(name) != value:
         print(f"{name}={record.get(name)!r} (expected {value!r})")' "$@")
     [[ -z $wrong ]] || fail "$what: the journal record \"$(tail -n1 <<<"$records" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["MESSAGE"])')\" has ${wrong//$'\n'/, }"
+        python3 -S -c 'import json, sys; print(json.load(sys.stdin)["MESSAGE"])')\" has ${wrong//$'\n'/, }"
 }
 
 last_txn_id() {
-    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' \
+    python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' \
         "$1/var/lib/shimkeeper/state/journal.json"
 }

@@ -11,6 +11,13 @@
 # Environment from CTest: SHIMKEEPER (the built binary), SHIMKEEPER_SOURCE_DIR,
 # SHIMKEEPER_BUILD_DIR. Exit code 77 means "skipped".
 #
+# Python: the one-liners here and in the scenarios (JSON read back in polling loops, free ports)
+# use only the standard library and run as `python3 -S`, without `site`, which imports every
+# .pth file of the installed packages at each start: one that this workplace's machines carry
+# imports certifi, 25 to 45 ms of CPU a call, and a whole run makes about 1,800 calls. (Not a
+# shell function named python3: a function started in the background leaves $! the subshell's
+# PID, and killing it orphaned the server.)
+#
 # Naming convention for shims in tests: shim name "demo" has handler "demo" (unless given),
 # runtime_type "io.containerd.demo.v2" and binary "containerd-shim-demo-v2".
 
@@ -140,7 +147,7 @@ sk_start_server() {
 
 # sk__server_json: the server's /_requests answer.
 sk__server_json() {
-    python3 - "$SERVER_URL" <<'EOF'
+    python3 -S - "$SERVER_URL" <<'EOF'
 import ssl, sys, urllib.request
 context = ssl._create_unverified_context()  # our own test server on 127.0.0.1
 print(urllib.request.urlopen(sys.argv[1] + "/_requests", context=context).read().decode())
@@ -149,24 +156,24 @@ EOF
 
 # sk_requests: prints how many requests the server has answered (all paths).
 sk_requests() {
-    sk__server_json | python3 -c 'import json, sys; print(json.load(sys.stdin)["total"])'
+    sk__server_json | python3 -S -c 'import json, sys; print(json.load(sys.stdin)["total"])'
 }
 
 # sk_requests_for PATH: prints how many requests the server answered for that URL path.
 sk_requests_for() {
     sk__server_json |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"].get(sys.argv[1], 0))' "$1"
+        python3 -S -c 'import json, sys; print(json.load(sys.stdin)["paths"].get(sys.argv[1], 0))' "$1"
 }
 
 # sk_bytes_for PATH: how many body bytes the server sent for that exact URL path.
 sk_bytes_for() {
     sk__server_json |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["bytes"].get(sys.argv[1], 0))' "$1"
+        python3 -S -c 'import json, sys; print(json.load(sys.stdin)["bytes"].get(sys.argv[1], 0))' "$1"
 }
 
 # sk_reset_requests: zeroes the server's counters.
 sk_reset_requests() {
-    python3 - "$SERVER_URL" <<'EOF'
+    python3 -S - "$SERVER_URL" <<'EOF'
 import ssl, sys, urllib.request
 urllib.request.urlopen(sys.argv[1] + "/_reset", context=ssl._create_unverified_context()).read()
 EOF

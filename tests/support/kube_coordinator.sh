@@ -127,7 +127,7 @@ wait_eq() {
 
 # One merge patch per report: null removes a label or annotation, present or not.
 coord__node_patch() {
-    python3 - "$@" <<'PY'
+    python3 -S - "$@" <<'PY'
 import json, sys
 shim, state, generation, reason, handler = sys.argv[1:]
 key = "shim.containerd.x-k8s.io/" + shim

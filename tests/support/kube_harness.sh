@@ -82,7 +82,7 @@ kube_require_peers() {
 
 # kube_free_ports N: N distinct TCP ports that were free a moment ago on 127.0.0.1.
 kube_free_ports() {
-    python3 - "$1" <<'EOF'
+    python3 -S - "$1" <<'EOF'
 import socket, sys
 held = []
 for _ in range(int(sys.argv[1])):

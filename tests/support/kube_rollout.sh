@@ -211,14 +211,14 @@ rollout_log_order() {
 }
 
 rollout_annotation() {
-    kube_get "/api/v1/nodes/$1" | python3 -c 'import json, sys
+    kube_get "/api/v1/nodes/$1" | python3 -S -c 'import json, sys
 print(json.load(sys.stdin)["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + sys.argv[1], ""))' "$2"
 }
 
 # These are polled, several scenarios at once: one curl and one python3 for every node, where a
 # kubectl and two python3 a node kept a core busy.
 rollout_finished_on() {
-    kube_get /api/v1/nodes | python3 -c 'import json, sys
+    kube_get /api/v1/nodes | python3 -S -c 'import json, sys
 shim, generation, wanted = sys.argv[1], sys.argv[2], set(sys.argv[3:])
 for node in json.load(sys.stdin)["items"]:
     raw = node["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/" + shim)
@@ -244,18 +244,18 @@ rollout_all_finished() {
 ROLLOUT_LEASES=/apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases
 
 rollout_holds() {
-    kube_get "$ROLLOUT_LEASES" | python3 -c 'import json, sys
+    kube_get "$ROLLOUT_LEASES" | python3 -S -c 'import json, sys
 sys.exit(not any("-slot-" in l["metadata"]["name"] and l["spec"].get("holderIdentity") == sys.argv[1]
                  for l in json.load(sys.stdin)["items"]))' "$1"
 }
 
 rollout_rv() {
     kube_get "$ROLLOUT_LEASES" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
+        python3 -S -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
 }
 
 rollout_failed_slot() {
-    kube_get "$ROLLOUT_LEASES" | python3 -c 'import json, sys
+    kube_get "$ROLLOUT_LEASES" | python3 -S -c 'import json, sys
 for l in json.load(sys.stdin)["items"]:
     if l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed"):
         print(l["metadata"]["name"], l["spec"]["holderIdentity"], l["metadata"]["resourceVersion"])'
@@ -266,7 +266,7 @@ rollout_no_slot_after() {
 }
 
 rollout_slot_holders() {
-    kube_get "$ROLLOUT_LEASES" | python3 -c 'import json, sys
+    kube_get "$ROLLOUT_LEASES" | python3 -S -c 'import json, sys
 for l in json.load(sys.stdin)["items"]:
     if "-slot-" in l["metadata"]["name"]:
         failed = l["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/failed")
@@ -291,7 +291,7 @@ rollout_last_renewal() {
     local slot=$1 node=$2 shim=${1%-slot-*} lease entry
     lease=$(kube_admin get lease "$slot" -n shimkeeper-system -o json 2>/dev/null) || return 1
     entry=$(kube_admin get node "$node" -o jsonpath="{.metadata.annotations.shim\.containerd\.x-k8s\.io/held_$shim}" 2>/dev/null) || true
-    python3 - "$lease" "$entry" <<'PY'
+    python3 -S - "$lease" "$entry" <<'PY'
 import json, sys
 lease = json.loads(sys.argv[1])
 entry = json.loads(sys.argv[2]) if sys.argv[2] else {}
@@ -330,7 +330,7 @@ rollout_taken_over() {
 # the passes' timers and this machine's load.
 rollout_takeover_window() {
     kube_wait_for 60 rollout_taken_over || { echo "$VICTIM's slot $SLOT was never taken over"; return 1; }
-    python3 - "$RENEWED" "$ROLLOUT_ACQUIRED" "$SLOT" "$VICTIM" <<'PY'
+    python3 -S - "$RENEWED" "$ROLLOUT_ACQUIRED" "$SLOT" "$VICTIM" <<'PY'
 import datetime, sys
 t = lambda s: datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ")
 waited = round((t(sys.argv[2]) - t(sys.argv[1])).total_seconds(), 1)

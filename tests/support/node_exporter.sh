@@ -14,7 +14,7 @@ node_exporter_start() {
     command -v curl >/dev/null || skip "curl is missing"
     mkdir -p "$dir"
     # A port the kernel just handed out and released: free unless something grabs it meanwhile.
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(python3 -S -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "$NODE_EXPORTER_BIN" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
         --collector.textfile --collector.textfile.directory="$dir" >"$T/node_exporter.log" 2>&1 &
     sk_track $!

@@ -85,7 +85,7 @@ node_journal_field() {
         echo "<none>"
         return 0
     fi
-    python3 -c 'import json, sys
+    python3 -S -c 'import json, sys
 value = json.load(open(sys.argv[1]))[sys.argv[2]]
 print(value if isinstance(value, str) else json.dumps(value))' "$file" "$1"
 }

@@ -9,7 +9,7 @@ RCM_FIXTURES="$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures/rcm" && pwd)"
 
 rcm_sample() {
     local file=$1 base=$2 dir=${3:-}
-    python3 - "$RCM_FIXTURES/$file" "$base" "$dir" <<'PY'
+    python3 -S - "$RCM_FIXTURES/$file" "$base" "$dir" <<'PY'
 import hashlib, re, sys
 path, base, folder = sys.argv[1:4]
 text = open(path).read().replace("@ARTIFACTS@", base.rstrip("/"))

@@ -15,7 +15,7 @@ reg_require() {
 }
 
 sk_free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 -S -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # reg_start DATA [--tls CERTDIR] [--htpasswd FILE] [--token REALM CERT]: serves DATA and

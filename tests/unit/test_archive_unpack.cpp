@@ -188,7 +188,7 @@ TEST_F(ArchiveUnpack, CompressionBombStopsAtTheTotalLimit) {
 
 // A zip whose headers claim 1000 bytes for a 20 MB entry: the limit holds on what is written.
 TEST_F(ArchiveUnpack, LyingZipHeaderCannotBypassTheLimit) {
-    sh("python3 - <<'EOF'\n"
+    sh("python3 -S - <<'EOF'\n"
        "import struct, zipfile\n"
        "with zipfile.ZipFile('liar.zip', 'w', zipfile.ZIP_DEFLATED) as z:\n"
        "    z.writestr('containerd-shim-demo-v2', bytes(20_000_000))\n"
