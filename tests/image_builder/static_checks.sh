@@ -69,7 +69,7 @@ expect_exit 0 ansible-playbook -c local -i localhost, "$T/render.yml"
 mkdir -p "$ROOT/etc/containerd"
 printf 'version = 2\n' >"$ROOT/etc/containerd/config.toml"
 expect_exit 0 sk -o json plan
-python3 - "$OUT" <<'PY'
+python3 -S - "$OUT" <<'PY'
 import json, sys
 plan = json.load(open(sys.argv[1]))
 [action] = plan["actions"]

@@ -14,9 +14,9 @@
 # Python: the one-liners here and in the scenarios (JSON read back in polling loops, free ports)
 # use only the standard library and run as `python3 -S`, without `site`, which imports every
 # .pth file of the installed packages at each start: one that this workplace's machines carry
-# imports certifi, 25 to 45 ms of CPU a call, and a whole run makes about 1,800 calls. (Not a
-# shell function named python3: a function started in the background leaves $! the subshell's
-# PID, and killing it orphaned the server.)
+# imports certifi, 25 to 45 ms of CPU a call, and a whole run makes about 1,800 calls. The flag
+# is written at each call: a shell function named python3 would not do, since one started in the
+# background leaves $! the subshell's PID, and killing that orphans the server.
 #
 # Naming convention for shims in tests: shim name "demo" has handler "demo" (unless given),
 # runtime_type "io.containerd.demo.v2" and binary "containerd-shim-demo-v2".

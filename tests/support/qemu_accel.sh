@@ -20,6 +20,11 @@
 # emulates. SHIMKEEPER_QEMU_ACCEL=tcg forces TCG (the slow path, e.g. to test it on a KVM
 # machine); =kvm skips the probe and takes KVM.
 
+# qemu_accel__flat FILE WIDTH: FILE's text on one line, cut to WIDTH characters, for a reason.
+qemu_accel__flat() {
+    tr '\n' ' ' <"$1" | cut -c1-"$2" | sed 's/ *$//'
+}
+
 # qemu_accel_probe_kvm: 0 when a guest runs under KVM here; otherwise prints why not.
 qemu_accel_probe_kvm() {
     if [[ ! -e /dev/kvm ]]; then
@@ -39,7 +44,7 @@ qemu_accel_probe_kvm() {
         -drive "file=$dir/boot.img,format=raw,if=ide,snapshot=on" >"$dir/out" 2>&1 || rc=$?
     if ((rc != 3)); then
         echo "/dev/kvm is there but a test guest did not run under KVM (qemu exit $rc:" \
-            "$(tr '\n' ' ' <"$dir/out" | cut -c1-200 | sed 's/ *$//'))"
+            "$(qemu_accel__flat "$dir/out" 200))"
         rm -rf "$dir"
         return 1
     fi
@@ -61,8 +66,8 @@ qemu_accel_probe_kernel() {
             kill -KILL "$pid" 2>/dev/null
             wait "$pid" 2>/dev/null
             echo "/dev/kvm runs a boot sector, but $kernel under KVM printed no banner within" \
-                "15 s (its serial console: $(tr '\n' ' ' <"$dir/serial" | cut -c1-120 | sed 's/ *$//');" \
-                "qemu: $(tr '\n' ' ' <"$dir/out" | cut -c1-120 | sed 's/ *$//'))"
+                "15 s (its serial console: $(qemu_accel__flat "$dir/serial" 120);" \
+                "qemu: $(qemu_accel__flat "$dir/out" 120))"
             rm -rf "$dir"
             return 1
         fi
