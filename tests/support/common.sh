@@ -281,12 +281,14 @@ sk_pack_tar_gz() {
         find "$@" -printf '%p %y %m %l\n' | LC_ALL=C sort
         find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum
     } | sha256sum | cut -c1-32) || return
-    cp "$cache/$key.tar.gz" "$out" 2>/dev/null && return
+    # A hit is touched: what no run used for a week (an older shim's archives) is let go below.
+    cp "$cache/$key.tar.gz" "$out" 2>/dev/null && touch "$cache/$key.tar.gz" && return
     tar -C "$dir" -I 'gzip -1' -cf "$out" "$@" || return
     # Renamed into place whole: scenarios side by side may pack the same entries at once.
     mkdir -p "$cache" && kept=$(mktemp "$cache/$key.XXXXXX") && cp "$out" "$kept" &&
         chmod 0644 "$kept" &&
-        mv -f "$kept" "$cache/$key.tar.gz"
+        mv -f "$kept" "$cache/$key.tar.gz" &&
+        find "$cache" -maxdepth 1 -type f -mtime +7 -delete
 }
 
 # make_shim_archive BINARY OUT.tar.gz: a tar.gz whose single top-level entry BINARY is a copy
