@@ -14,6 +14,7 @@
 
 namespace shimkeeper::archive {
 namespace {
+namespace archive_hostile {
 
 namespace fs = std::filesystem;
 
@@ -238,5 +239,6 @@ TEST_F(ArchiveHostile, DeclaredSizeAboveTheLimitIsRefusedBeforeWriting) {
     EXPECT_FALSE(fs::exists(dest() / "big"));
 }
 
+} // namespace archive_hostile
 } // namespace
 } // namespace shimkeeper::archive

@@ -7,6 +7,7 @@
 
 namespace shimkeeper::archive {
 namespace {
+namespace archive_paths {
 
 struct Accepted {
     std::string raw;
@@ -86,5 +87,6 @@ TEST(ArchivePaths, SymlinkTargetsLeavingTheRootAreRefused) {
               std::string::npos);
 }
 
+} // namespace archive_paths
 } // namespace
 } // namespace shimkeeper::archive

@@ -12,6 +12,7 @@
 
 namespace shimkeeper::archive {
 namespace {
+namespace archive_unpack {
 
 namespace fs = std::filesystem;
 
@@ -217,5 +218,6 @@ TEST_F(ArchiveUnpack, DestinationMustExist) {
     EXPECT_NE(result.error().message().find("missing"), std::string::npos);
 }
 
+} // namespace archive_unpack
 } // namespace
 } // namespace shimkeeper::archive

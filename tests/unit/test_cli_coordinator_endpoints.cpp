@@ -4,9 +4,10 @@
 
 #include <gtest/gtest.h>
 
-using namespace shimkeeper::cli;
-
 namespace {
+namespace cli_coordinator_endpoints {
+
+using namespace shimkeeper::cli;
 
 TEST(CoordinatorEndpoints, HealthyWhileTheLoopMovesStalledAfterAMinute) {
     CoordinatorBoard board;
@@ -58,4 +59,5 @@ TEST(CoordinatorEndpoints, MetricsJoinTheReadingAndTheRequests) {
     EXPECT_EQ(text.find("code=\"200\""), std::string::npos) << "a 200 is no error\n" << text;
 }
 
+} // namespace cli_coordinator_endpoints
 } // namespace

@@ -11,6 +11,7 @@
 
 namespace shimkeeper::cluster::coordinator {
 namespace {
+namespace cluster_coordinator_pass {
 
 using kubeapi::FakeApiClient;
 using nlohmann::json;
@@ -232,5 +233,6 @@ TEST_F(CoordinatorPassTest, AHeldSlotNotRenewedForLongIsRevokedNotDeleted) {
     EXPECT_EQ(model::slot_lease_of(*revoked).holder, "n1");
 }
 
+} // namespace cluster_coordinator_pass
 } // namespace
 } // namespace shimkeeper::cluster::coordinator

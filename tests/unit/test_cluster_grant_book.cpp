@@ -8,6 +8,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_grant_book {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -143,5 +144,6 @@ TEST(ClusterGrantTargets, OnlyRollingShimsAreTargets) {
     EXPECT_TRUE(grant_targets({{"spin", recreate}, {"bad", malformed}}, {}, {}, {}).empty());
 }
 
+} // namespace cluster_grant_book
 } // namespace
 } // namespace shimkeeper::cluster::model

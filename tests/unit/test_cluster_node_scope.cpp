@@ -9,6 +9,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_node_scope {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -126,5 +127,6 @@ TEST(ClusterNodeScope, AForeignFailedSlotIsFreedOnceItStoodForALease) {
               now + seconds(15));
 }
 
+} // namespace cluster_node_scope
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -7,6 +7,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_node_state {
 
 using nlohmann::json;
 
@@ -125,5 +126,6 @@ TEST(ClusterNodeState, InstalledWithoutAKnownHandlerCarriesNoLabel) {
     EXPECT_FALSE(unknown.labelled());
 }
 
+} // namespace cluster_node_state
 } // namespace
 } // namespace shimkeeper::cluster::model

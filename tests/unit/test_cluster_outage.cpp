@@ -11,6 +11,7 @@
 
 namespace shimkeeper::cluster::agent {
 namespace {
+namespace cluster_outage {
 
 class ClusterOutage : public testing::TempDirTest {};
 
@@ -128,5 +129,6 @@ TEST_F(ClusterOutage, WhatProvesNothingLeavesTheOutageAsItIs) {
     EXPECT_EQ(none.unreachable_since, "");
 }
 
+} // namespace cluster_outage
 } // namespace
 } // namespace shimkeeper::cluster::agent

@@ -7,6 +7,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_pool_confinement {
 
 using nlohmann::json;
 
@@ -60,5 +61,6 @@ TEST(ClusterPoolConfinement, TheShimsStatusCarriesIt) {
     EXPECT_EQ((*condition)["reason"], "SelfAssignableLabels");
 }
 
+} // namespace cluster_pool_confinement
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -6,6 +6,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_quantity {
 
 Quantity amount(std::string_view text) {
     auto quantity = Quantity::parse(text);
@@ -64,5 +65,6 @@ TEST(ClusterQuantity, WhatIsNotAQuantitySaysWhy) {
     EXPECT_FALSE(Quantity::parse(std::string(40, '9')));
 }
 
+} // namespace cluster_quantity
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -9,6 +9,7 @@
 
 namespace shimkeeper::cluster::agent {
 namespace {
+namespace cluster_report {
 
 using model::ShimState;
 using nlohmann::json;
@@ -178,5 +179,6 @@ TEST(ClusterReport, AnInvalidSelectingShimIsFailedWithTheValidationError) {
     EXPECT_EQ(report.wanted.at("demo").generation, 5);
 }
 
+} // namespace cluster_report
 } // namespace
 } // namespace shimkeeper::cluster::agent

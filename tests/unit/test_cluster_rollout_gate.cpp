@@ -9,6 +9,7 @@
 
 namespace shimkeeper::cluster::agent {
 namespace {
+namespace cluster_rollout_gate {
 
 using namespace fixtures;
 
@@ -287,5 +288,6 @@ TEST(ClusterRolloutGate, AFailureHaltsOnlyTheShimsItIsAbout) {
     EXPECT_TRUE(shims_to_halt(reconcile::Outcome{}, {"bad"}).empty()) << "committed";
 }
 
+} // namespace cluster_rollout_gate
 } // namespace
 } // namespace shimkeeper::cluster::agent

@@ -11,6 +11,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_rollout_slots {
 
 using nlohmann::json;
 using Kind = SlotDecision::Kind;
@@ -373,5 +374,6 @@ TEST(ClusterRolloutStatus, AFailedSlotOfTheCurrentGenerationHaltsTheRolloutNamin
     EXPECT_EQ(recreate.halted.reason, "Recreate");
 }
 
+} // namespace cluster_rollout_slots
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -6,6 +6,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_runtime_class {
 
 using nlohmann::json;
 
@@ -187,5 +188,6 @@ TEST(ClusterRuntimeClass, ANameTheNodeAcceptsButTheApiWouldRefuseGetsNoRuntimeCl
         RuntimeClassPlan::Action::create);
 }
 
+} // namespace cluster_runtime_class
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -8,6 +8,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_runtime_class_overhead {
 
 using nlohmann::json;
 
@@ -175,5 +176,6 @@ TEST(ClusterRuntimeClassOverhead, TheProposalsSpellingIsNamedAsWritten) {
               "operator, value, effect, tolerationSeconds)");
 }
 
+} // namespace cluster_runtime_class_overhead
 } // namespace
 } // namespace shimkeeper::cluster::model

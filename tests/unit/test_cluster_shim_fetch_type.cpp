@@ -7,6 +7,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_shim_fetch_type {
 
 using nlohmann::json;
 
@@ -134,5 +135,6 @@ TEST(ClusterShimFetchType, AnUnknownTypeIsRefusedEvenWithASource) {
               "Shim/spin-v2: spec.fetchStrategy.type must be a string, not number");
 }
 
+} // namespace cluster_shim_fetch_type
 } // namespace
 } // namespace shimkeeper::cluster::model

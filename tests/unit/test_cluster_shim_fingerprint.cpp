@@ -7,6 +7,7 @@
 
 namespace shimkeeper::cluster::agent {
 namespace {
+namespace cluster_shim_fingerprint {
 
 using namespace fixtures;
 
@@ -51,5 +52,6 @@ TEST(ClusterShimFingerprint, ANewGenerationOrADeletionWakesTheAgents) {
     EXPECT_NE(shim_fingerprint(applied), shim_fingerprint(deleting));
 }
 
+} // namespace cluster_shim_fingerprint
 } // namespace
 } // namespace shimkeeper::cluster::agent

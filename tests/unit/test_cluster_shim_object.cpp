@@ -6,6 +6,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_shim_object {
 
 using nlohmann::json;
 
@@ -161,5 +162,6 @@ TEST(ClusterShimObject, WithoutASelectorEveryNodeButTheControlPlane) {
     EXPECT_FALSE(selects_node(shim, {{"node-role.kubernetes.io/control-plane", ""}}));
 }
 
+} // namespace cluster_shim_object
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -6,6 +6,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_shim_rollup {
 
 using nlohmann::json;
 
@@ -307,5 +308,6 @@ TEST(ClusterNodeShimState, NodeViewsKeepLabelsAndOnlyShimkeepersAnnotations) {
     EXPECT_EQ(NodeView::of(object), view); // a heartbeat is no change
 }
 
+} // namespace cluster_shim_rollup
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -10,6 +10,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_shim_styles {
 
 using nlohmann::json;
 
@@ -293,5 +294,6 @@ TEST(ClusterShimStyles, TheStatusSaysTheSpecInOneSpelling) {
     EXPECT_EQ(spec_status_fields(shim)["runtimeTypeFrom"], "spec.runtimeType");
 }
 
+} // namespace cluster_shim_styles
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -8,6 +8,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_slot_grants {
 
 using nlohmann::json;
 using Kind = SlotDecision::Kind;
@@ -200,5 +201,6 @@ TEST(ClusterSlotGrants, TheHaltMessageComesFromTheShimsRolloutHaltedCondition) {
     EXPECT_EQ(rollout_halted_message(shim), "");
 }
 
+} // namespace cluster_slot_grants
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -8,6 +8,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_slot_hold {
 
 using nlohmann::json;
 using std::chrono::seconds;
@@ -167,5 +168,6 @@ TEST(ClusterSlotView, AFailureIsRecordedOnItsGrantOrOnALeaseOfItsOwnOnceAndOnlyW
     EXPECT_TRUE(failures_to_record({}, clock, nodes, {{"spin", newer}}, {}, granted, now).empty());
 }
 
+} // namespace cluster_slot_hold
 } // namespace
 } // namespace shimkeeper::cluster::model

@@ -12,6 +12,7 @@
 
 namespace shimkeeper::cluster::agent {
 namespace {
+namespace cluster_slot_keeper {
 
 using kubeapi::FakeApiClient;
 using nlohmann::json;
@@ -173,5 +174,6 @@ TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
               1);
 }
 
+} // namespace cluster_slot_keeper
 } // namespace
 } // namespace shimkeeper::cluster::agent

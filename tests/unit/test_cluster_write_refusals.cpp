@@ -7,6 +7,7 @@
 
 namespace shimkeeper::cluster::model {
 namespace {
+namespace cluster_write_refusals {
 
 using nlohmann::json;
 using Clock = WriteRefusals::Clock;
@@ -105,5 +106,6 @@ TEST(ClusterWriteRefusals, TheShimsStatusNamesARefusedNodeOnItsWay) {
     EXPECT_TRUE(rollup(shim, nodes).refused.empty());
 }
 
+} // namespace cluster_write_refusals
 } // namespace
 } // namespace shimkeeper::cluster::model

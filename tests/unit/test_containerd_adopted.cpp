@@ -14,6 +14,7 @@
 namespace sc = shimkeeper::containerd;
 
 namespace {
+namespace containerd_adopted {
 
 using shimkeeper::containerd::test::Adopt;
 using shimkeeper::containerd::test::spin_runtime;
@@ -59,8 +60,6 @@ void expect_round_trip(const std::string& input, const std::vector<sc::DesiredRu
         EXPECT_EQ(removed, input);
     }
 }
-
-} // namespace
 
 // --- The grammar -------------------------------------------------------------------------------
 
@@ -308,3 +307,6 @@ TEST(ContainerdAdoptedEngine, AFileThatIsNotTomlIsRefusedEvenIfRestoringWouldRep
     EXPECT_NE(out.error().message().find("config.toml:5"), std::string::npos)
         << out.error().message();
 }
+
+} // namespace containerd_adopted
+} // namespace

@@ -21,6 +21,7 @@ namespace sc = shimkeeper::containerd;
 namespace fs = std::filesystem;
 
 namespace {
+namespace containerd_daemon {
 
 // A daemon this test owns: started with fork/exec, stopped (SIGTERM, then SIGKILL) on scope exit.
 class Daemon {
@@ -147,4 +148,5 @@ TEST(ContainerdDaemon, ServesWithTheEditedConfigAndLoadsCri) {
     fs::remove_all(dir);
 }
 
+} // namespace containerd_daemon
 } // namespace

@@ -13,6 +13,7 @@ namespace sc = shimkeeper::containerd;
 namespace fs = std::filesystem;
 
 namespace {
+namespace containerd_detect {
 
 const fs::path k_inputs = shimkeeper::testing::source_dir() / "tests/fixtures/containerd/input";
 
@@ -195,4 +196,5 @@ TEST_F(Detect, BadFlavorAndBadVersionAreReported) {
     EXPECT_NE(d.error().message().find("/etc/containerd/config.toml:1"), std::string::npos);
 }
 
+} // namespace containerd_detect
 } // namespace

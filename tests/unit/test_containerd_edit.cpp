@@ -17,6 +17,7 @@ namespace sc = shimkeeper::containerd;
 namespace fs = std::filesystem;
 
 namespace {
+namespace containerd_edit {
 
 const fs::path k_fixtures = shimkeeper::testing::source_dir() / "tests/fixtures/containerd";
 
@@ -191,9 +192,11 @@ TEST(ContainerdEdit, DigestChangeRewritesTheBlockInPlace) {
     EXPECT_TRUE(second->ends_with("# trailer the user wrote after our block\n"));
 }
 
+} // namespace containerd_edit
 } // namespace
 
 namespace {
+namespace containerd_edit {
 
 TEST(ContainerdEdit, DefaultRuncIsAddedWhenTheFileLacksItAndLeavesWithTheLastShim) {
     // containerd 1.6 drops its built-in runc once a config names any runtime (CRI then fails
@@ -217,9 +220,11 @@ TEST(ContainerdEdit, DefaultRuncIsAddedWhenTheFileLacksItAndLeavesWithTheLastShi
     EXPECT_EQ(own->find("@default-runtime"), std::string::npos);
 }
 
+} // namespace containerd_edit
 } // namespace
 
 namespace {
+namespace containerd_edit {
 
 TEST(ContainerdDiff, HunksHaveThreeLinesOfContext) {
     sc::FileChange change{"/etc/c.toml", "a\nb\nc\nd\ne\nf\ng\nh\ni\n",
@@ -234,4 +239,5 @@ TEST(ContainerdDiff, HunksHaveThreeLinesOfContext) {
     EXPECT_EQ(sc::unified_diff(change), "");
 }
 
+} // namespace containerd_edit
 } // namespace

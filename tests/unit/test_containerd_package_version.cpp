@@ -5,6 +5,7 @@
 
 namespace shimkeeper::containerd {
 namespace {
+namespace containerd_package_version {
 
 constexpr const char* k_status = "Package: containerd-doc\n"
                                  "Status: install ok installed\n"
@@ -58,5 +59,6 @@ TEST(DpkgContainerd, AVersionWithoutXYZIsAnErrorNamingFileAndPackage) {
         << found.error().message();
 }
 
+} // namespace containerd_package_version
 } // namespace
 } // namespace shimkeeper::containerd

@@ -19,6 +19,7 @@ namespace sc = shimkeeper::containerd;
 namespace fs = std::filesystem;
 
 namespace {
+namespace containerd_plan {
 
 const fs::path k_inputs = shimkeeper::testing::source_dir() / "tests/fixtures/containerd/input";
 
@@ -212,9 +213,11 @@ TEST_F(Plan, K3sTemplateIsCreatedAroundTheBaseTemplateAndRemovedAgain) {
     EXPECT_FALSE(removal.front().after.has_value());
 }
 
+} // namespace containerd_plan
 } // namespace
 
 namespace {
+namespace containerd_plan {
 
 TEST_F(Plan, Containerd2WithImportsGetsADropInAndStaleRootBlocksGoAway) {
     // No containerd 2.x here: a script that prints a 2.0 version stands in for the binary.
@@ -248,9 +251,11 @@ TEST_F(Plan, Containerd2WithImportsGetsADropInAndStaleRootBlocksGoAway) {
     EXPECT_EQ(changes[1].after, imports) << "the root gets back exactly its own content";
 }
 
+} // namespace containerd_plan
 } // namespace
 
 namespace {
+namespace containerd_plan {
 
 TEST_F(Plan, JsonReportsTheSameAsText) {
     auto d = detect();
@@ -269,4 +274,5 @@ TEST_F(Plan, JsonReportsTheSameAsText) {
     EXPECT_FALSE(status["reasons"].empty());
 }
 
+} // namespace containerd_plan
 } // namespace

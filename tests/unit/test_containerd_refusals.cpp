@@ -14,6 +14,7 @@ namespace sc = shimkeeper::containerd;
 namespace fs = std::filesystem;
 
 namespace {
+namespace containerd_refusals {
 
 using shimkeeper::containerd::test::Adopt;
 using shimkeeper::containerd::test::spin_runtime;
@@ -136,10 +137,6 @@ TEST(ContainerdRefusals, TemplateLinesAreMaskedAndKept) {
     EXPECT_TRUE(out->starts_with(text));
 }
 
-} // namespace
-
-namespace {
-
 TEST(ContainerdRefusals, NonAsciiOutsideStringsIsRefusedBeforeTomlxxSeesIt) {
     // toml++ 3.3 hits undefined behaviour on some non-ASCII characters where a key may start.
     auto out =
@@ -153,10 +150,6 @@ TEST(ContainerdRefusals, NonAsciiOutsideStringsIsRefusedBeforeTomlxxSeesIt) {
     EXPECT_TRUE(ok->starts_with(fine));
 }
 
-} // namespace
-
-namespace {
-
 TEST(ContainerdRefusals, ByteOrderMarkIsKeptAndUnderstood) {
     std::string text = "\xEF\xBB\xBFversion = 2\n";
     auto out = sc::edit_config_text(text, v2_target(), {spin_runtime(Adopt::no)});
@@ -166,8 +159,6 @@ TEST(ContainerdRefusals, ByteOrderMarkIsKeptAndUnderstood) {
     ASSERT_TRUE(again.has_value()) << again.error().message();
     EXPECT_EQ(*again, *out);
 }
-
-} // namespace
 
 // Block markers are written at the start of a line; the block reader trims lines, so an indented
 // one would be taken for a block boundary that shimkeeper never wrote. (Adopted-line look-alikes,
@@ -210,3 +201,6 @@ TEST(ContainerdRefusals, KeyAfterABlockIsRefusedNamingIt) {
     ASSERT_TRUE(out.has_value()) << out.error().message();
     EXPECT_TRUE(contains(*out, "[x]\nanswer = 42\n"));
 }
+
+} // namespace containerd_refusals
+} // namespace

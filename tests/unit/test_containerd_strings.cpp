@@ -16,6 +16,7 @@
 namespace sc = shimkeeper::containerd;
 
 namespace {
+namespace containerd_strings {
 
 using sc::test::Adopt;
 using sc::test::spin_runtime;
@@ -150,4 +151,5 @@ TEST(ContainerdStrings, StatementContinuationLinesAreThoseInsideAValue) {
               (std::vector<bool>{false, true, true, false, false, true, true, false}));
 }
 
+} // namespace containerd_strings
 } // namespace

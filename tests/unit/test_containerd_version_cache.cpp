@@ -8,6 +8,7 @@
 
 namespace shimkeeper::containerd {
 namespace {
+namespace containerd_version_cache {
 
 namespace fs = std::filesystem;
 
@@ -70,5 +71,6 @@ TEST_F(VersionCacheTest, WithoutACacheFileEveryQueryRuns) {
     EXPECT_EQ(calls(), 2);
 }
 
+} // namespace containerd_version_cache
 } // namespace
 } // namespace shimkeeper::containerd

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace daemon_backoff {
+
 using namespace std::chrono_literals;
 using shimkeeper::daemon::backoff_delay;
 using shimkeeper::daemon::Jitter;
@@ -78,3 +81,6 @@ TEST(DaemonJitter, DifferentSeedsGiveDifferentSchedules) {
     }
     EXPECT_LT(same, 10);
 }
+
+} // namespace daemon_backoff
+} // namespace

@@ -2,9 +2,10 @@
 // exceptions contained, and SIGTERM during a transaction.
 #include "test_daemon_harness.hpp"
 
-using namespace daemon_test;
-
 namespace {
+namespace daemon_failures {
+
+using namespace daemon_test;
 
 struct Attempt {
     long long start_ms;
@@ -26,8 +27,6 @@ std::vector<Attempt> attempts(const fs::path& log) {
     }
     return out;
 }
-
-} // namespace
 
 TEST_F(DaemonFixture, AFailingStateRetriesNoFasterThanTheBackoffEvenWhenFilesKeepChanging) {
     fs::create_directories(shims_d());
@@ -142,3 +141,6 @@ TEST_F(DaemonFixture, SigtermDuringAReconcileLetsItFinishThenExitsZero) {
     EXPECT_EQ(count_calls("finished"), 1);
     EXPECT_TRUE(wait_notify("STOPPING=1", 1s));
 }
+
+} // namespace daemon_failures
+} // namespace

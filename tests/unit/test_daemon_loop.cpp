@@ -1,6 +1,9 @@
 // run_daemon() end to end in a child process: lifecycle, change detection, watchdog, signals.
 #include "test_daemon_harness.hpp"
 
+namespace {
+namespace daemon_loop {
+
 using namespace daemon_test;
 
 TEST_F(DaemonFixture, RecoversAndReconcilesBeforeReadyThenStopsCleanlyOnSigterm) {
@@ -184,3 +187,6 @@ TEST_F(DaemonFixture, AChangeSourceBesideInotifyTriggersAReconcileOnlyWhenItSays
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
 }
+
+} // namespace daemon_loop
+} // namespace

@@ -2,13 +2,14 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace daemon_schedule {
+
 using namespace std::chrono_literals;
 using shimkeeper::daemon::Instant;
 using shimkeeper::daemon::Schedule;
 using shimkeeper::daemon::SchedulePolicy;
 using shimkeeper::daemon::Trigger;
-
-namespace {
 
 constexpr SchedulePolicy k_policy{500ms, 5s, 5s, 300s};
 
@@ -21,8 +22,6 @@ Schedule converged_at(std::chrono::milliseconds when) {
     schedule.on_outcome(true, at(when), 300s);
     return schedule;
 }
-
-} // namespace
 
 TEST(DaemonSchedule, StartsWithAnImmediateStartupAttempt) {
     Schedule schedule(k_policy);
@@ -138,3 +137,6 @@ TEST(DaemonSchedule, AFileChangeKeepsItsLongerDebounceBesideAShortOne) {
     schedule.on_change(at(30s), false, 100ms); // the file's quiet time is over with its attempt
     EXPECT_EQ(schedule.next().at, at(30'100ms));
 }
+
+} // namespace daemon_schedule
+} // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace daemon_status_text {
+
 using namespace std::chrono_literals;
 using namespace shimkeeper::daemon;
 
@@ -52,3 +55,6 @@ TEST(DaemonStatusText, OneLineNeverSplitsAUtf8Character) {
     std::string cut = one_line(text, 6); // keep 3 bytes: would end inside the "é"
     EXPECT_EQ(cut, "ab...");
 }
+
+} // namespace daemon_status_text
+} // namespace

@@ -3,17 +3,16 @@
 #include <gtest/gtest.h>
 #include <sys/inotify.h>
 
-using namespace shimkeeper::daemon;
-
 namespace {
+namespace daemon_watch_plan {
+
+using namespace shimkeeper::daemon;
 
 auto dirs_named(std::vector<std::string> dirs) {
     return [dirs = std::move(dirs)](const std::filesystem::path& path) {
         return std::find(dirs.begin(), dirs.end(), path.string()) != dirs.end();
     };
 }
-
-} // namespace
 
 TEST(DaemonWatchPlan, WatchesTheParentOnceAndAnExistingDropInDirectory) {
     auto plan = plan_watches({"/etc/shimkeeper/shimkeeper.toml", "/etc/shimkeeper/shims.d/"},
@@ -89,3 +88,6 @@ TEST(DaemonWatchPlan, MasksAskForDirectoriesOnlyAndRenames) {
     }
     EXPECT_NE(inotify_mask(WatchKind::toml_entries) & IN_DELETE_SELF, 0u);
 }
+
+} // namespace daemon_watch_plan
+} // namespace

@@ -12,6 +12,7 @@
 
 namespace shimkeeper::fetch {
 namespace {
+namespace fetch_downloader {
 
 using namespace std::chrono_literals;
 using namespace testing;
@@ -340,5 +341,6 @@ TEST_F(TlsDownloaderTest, RedirectFromHttpsToHttpIsRefused) {
     EXPECT_TRUE(entries_of(m_dest).empty());
 }
 
+} // namespace fetch_downloader
 } // namespace
 } // namespace shimkeeper::fetch

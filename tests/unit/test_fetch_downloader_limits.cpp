@@ -7,6 +7,7 @@
 
 namespace shimkeeper::fetch {
 namespace {
+namespace fetch_downloader_limits {
 
 using namespace std::chrono_literals;
 using namespace testing;
@@ -123,5 +124,6 @@ TEST_F(DownloaderLimitsTest, BodyExactlyAtTheCapIsAccepted) {
     ASSERT_TRUE(result) << result.error().message();
 }
 
+} // namespace fetch_downloader_limits
 } // namespace
 } // namespace shimkeeper::fetch

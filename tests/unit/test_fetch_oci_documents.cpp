@@ -17,6 +17,7 @@
 
 namespace shimkeeper::fetch::oci {
 namespace {
+namespace fetch_oci_documents {
 
 namespace fs = std::filesystem;
 const std::string k_hex(64, 'a');
@@ -131,7 +132,7 @@ TEST(FetchOciChallenge, BearerParametersAreUnquoted) {
     EXPECT_FALSE(parse_challenge(""));
 }
 
-class FetchOciFiles : public testing::TempDirTest {
+class FetchOciFiles : public shimkeeper::testing::TempDirTest {
 protected:
     fs::path write(const std::string& name, const std::string& text) {
         fs::create_directories((m_dir / name).parent_path());
@@ -197,5 +198,6 @@ TEST_F(FetchOciFiles, HostsTomlMirrorsComeFirstInFileOrder) {
     EXPECT_NE(bad.error().message().find("'ftp://x' is not an http(s) URL"), std::string::npos);
 }
 
+} // namespace fetch_oci_documents
 } // namespace
 } // namespace shimkeeper::fetch::oci

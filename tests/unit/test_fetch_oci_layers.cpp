@@ -16,10 +16,11 @@
 
 namespace shimkeeper::fetch::oci {
 namespace {
+namespace fetch_oci_layers {
 
 namespace fs = std::filesystem;
 
-class FetchOciLayers : public testing::TempDirTest {
+class FetchOciLayers : public shimkeeper::testing::TempDirTest {
 protected:
     // A layer from the files given ("path" -> content; content "->target" makes a symlink,
     // "/" a directory), compressed with `flag` ("", "-z", "--zstd").
@@ -121,5 +122,6 @@ TEST_F(FetchOciLayers, NotATarIsAnError) {
     EXPECT_FALSE(search(junk, content));
 }
 
+} // namespace fetch_oci_layers
 } // namespace
 } // namespace shimkeeper::fetch::oci

@@ -9,6 +9,7 @@
 
 namespace shimkeeper::fetch {
 namespace {
+namespace fetch_policy {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
@@ -126,5 +127,6 @@ TEST(FetchProgress, BytesAreShownInBinaryUnits) {
     EXPECT_EQ(format_bytes(3ull << 30), "3.0 GiB");
 }
 
+} // namespace fetch_policy
 } // namespace
 } // namespace shimkeeper::fetch

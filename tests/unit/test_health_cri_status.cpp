@@ -6,9 +6,10 @@
 
 #include <gtest/gtest.h>
 
-using namespace shimkeeper::health;
-
 namespace {
+namespace health_cri_status {
+
+using namespace shimkeeper::health;
 
 // Trimmed from a real containerd 1.6.20 answer, keys and shapes unchanged.
 const char* const k_config_json = R"({
@@ -36,8 +37,6 @@ std::string status_response(bool runtime_ready, bool network_ready, const std::s
     (*response.mutable_info())["golang"] = "\"go1.19.8\"";
     return response.SerializeAsString();
 }
-
-} // namespace
 
 TEST(CriStatus, ReadsConditionsAndHandlers) {
     const auto status = parse_cri_status(status_response(true, false, k_config_json));
@@ -95,3 +94,6 @@ TEST(CriConfigRuntimes, RejectsShapesItCannotCheck) {
     ASSERT_TRUE(none);
     EXPECT_TRUE(none->empty());
 }
+
+} // namespace health_cri_status
+} // namespace

@@ -3,10 +3,11 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace health_evaluate {
+
 using namespace shimkeeper;
 using namespace shimkeeper::health;
-
-namespace {
 
 const std::string k_spin = "/var/lib/shimkeeper/bin/containerd-shim-spin-v2";
 
@@ -29,8 +30,6 @@ HealthExpectation expectation() {
 }
 
 const util::Expected<std::string> k_version = std::string("1.6.20~ds1");
-
-} // namespace
 
 TEST(HealthEvaluate, HealthyWhenEveryRuleHolds) {
     const HealthReport report = evaluate(expectation(), k_version, healthy_status());
@@ -128,3 +127,6 @@ TEST(HealthEvaluate, HandlerThatMustStayIsGone) {
     EXPECT_EQ(report.reason,
               "runtime handler \"runc\" was registered before the change and is gone");
 }
+
+} // namespace health_evaluate
+} // namespace

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace health_grpc_frame {
+
 using namespace shimkeeper::health;
 using namespace std::string_literals;
 
@@ -83,3 +86,6 @@ TEST(GrpcStatusTrailers, GarbageStatusCountsAsUnknown) {
     EXPECT_EQ(grpc_code_name(status->code), "UNKNOWN");
     EXPECT_EQ(grpc_code_name(99), "code 99");
 }
+
+} // namespace health_grpc_frame
+} // namespace

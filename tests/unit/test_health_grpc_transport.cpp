@@ -15,10 +15,11 @@
 #include <thread>
 #include <unistd.h>
 
+namespace {
+namespace health_grpc_transport {
+
 using namespace shimkeeper;
 using namespace std::chrono;
-
-namespace {
 
 constexpr const char* k_method = "/containerd.services.version.v1.Version/Version";
 
@@ -75,8 +76,6 @@ protected:
     std::filesystem::path m_socket;
 };
 
-} // namespace
-
 TEST_F(GrpcTransport, NothingListening) {
     health::GrpcUnixClient client(m_socket.string());
     const auto result = client.call(k_method, "", milliseconds{2'000}, health::Idempotent::yes);
@@ -123,3 +122,6 @@ TEST_F(GrpcTransport, ServerSpeaksHttp1) {
     const auto result = client.call(k_method, "", milliseconds{2'000}, health::Idempotent::yes);
     expect_error_names_socket(result);
 }
+
+} // namespace health_grpc_transport
+} // namespace

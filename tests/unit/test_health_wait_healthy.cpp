@@ -4,11 +4,12 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace health_wait_healthy {
+
 using namespace shimkeeper;
 using namespace shimkeeper::health;
 using std::chrono::milliseconds;
-
-namespace {
 
 // containerd that comes up after `down_calls` Version calls, with the handler registered
 // after `cri_late` more Status calls. Records the per-call timeouts it was given.
@@ -60,8 +61,6 @@ HealthExpectation spin_expected() {
     expected.must_keep = {"runc"};
     return expected;
 }
-
-} // namespace
 
 TEST(WaitHealthy, HealthyAtOnceDoesNotSleep) {
     FakeContainerd containerd;
@@ -128,3 +127,6 @@ TEST(WaitHealthy, ReportsTheHandlerThatNeverAppeared) {
     EXPECT_FALSE(report.healthy);
     EXPECT_NE(report.reason.find("runtime handler \"spin\" is not registered"), std::string::npos);
 }
+
+} // namespace health_wait_healthy
+} // namespace

@@ -3,9 +3,10 @@
 
 #include <gtest/gtest.h>
 
-using shimkeeper::httpserve::parse_listen_address;
-
 namespace {
+namespace httpserve_listen_address {
+
+using shimkeeper::httpserve::parse_listen_address;
 
 TEST(ListenAddress, Ipv4Ipv6AndEveryAddress) {
     auto v4 = parse_listen_address("127.0.0.1:8080", "--listen");
@@ -44,4 +45,5 @@ TEST(ListenAddress, RefusalsNameTheFlagTheValueAndTheProblem) {
     }
 }
 
+} // namespace httpserve_listen_address
 } // namespace

@@ -9,10 +9,12 @@
 #include <sys/stat.h>
 
 namespace fs = std::filesystem;
-using shimkeeper::kubeapi::BearerToken;
-using shimkeeper::kubeapi::KubeConfig;
 
 namespace {
+namespace kubeapi_bearer_token {
+
+using shimkeeper::kubeapi::BearerToken;
+using shimkeeper::kubeapi::KubeConfig;
 
 class TokenFile : public shimkeeper::testing::TempDirTest {
 protected:
@@ -71,4 +73,5 @@ TEST(BearerTokenInline, ARefusalOfAnInlineTokenIsFinal) {
     EXPECT_FALSE(bearer.renew_after_refusal("fixed"));
 }
 
+} // namespace kubeapi_bearer_token
 } // namespace

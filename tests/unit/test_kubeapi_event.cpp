@@ -4,15 +4,14 @@
 
 #include <gtest/gtest.h>
 
-using namespace shimkeeper::kubeapi;
-
 namespace {
+namespace kubeapi_event {
+
+using namespace shimkeeper::kubeapi;
 
 std::chrono::system_clock::time_point at_micros(long long micros) {
     return std::chrono::system_clock::time_point(std::chrono::microseconds(micros));
 }
-
-} // namespace
 
 TEST(KubeMicroTime, Rfc3339WithMicroseconds) {
     EXPECT_EQ(micro_time(at_micros(0)), "1970-01-01T00:00:00.000000Z");
@@ -52,3 +51,6 @@ TEST(KubeEvent, EventsK8sIoShape) {
     EXPECT_FALSE(event["regarding"].contains("namespace"));
     EXPECT_EQ(event["note"].get<std::string>().size(), 1024u);
 }
+
+} // namespace kubeapi_event
+} // namespace

@@ -11,17 +11,16 @@
 #include <unistd.h>
 #include <vector>
 
+namespace {
+namespace kubeapi_event_loop {
+
 using shimkeeper::kubeapi::CurlEventLoop;
 using namespace std::chrono_literals;
-
-namespace {
 
 bool readable_within(int fd, int timeout_ms) {
     pollfd entry{fd, POLLIN, 0};
     return ::poll(&entry, 1, timeout_ms) == 1 && (entry.revents & POLLIN) != 0;
 }
-
-} // namespace
 
 TEST(KubeEventLoop, FdTurnsReadableForADueTimer) {
     auto loop = CurlEventLoop::create();
@@ -102,3 +101,6 @@ TEST(KubeEventLoop, ATimerAfterReadyDataFiresAfterDataThatCameMeanwhile) {
     ::close(fds[0]);
     ::close(fds[1]);
 }
+
+} // namespace kubeapi_event_loop
+} // namespace

@@ -6,6 +6,7 @@
 
 namespace shimkeeper::kubeapi {
 namespace {
+namespace kubeapi_fake_api_client {
 
 using nlohmann::json;
 
@@ -131,5 +132,6 @@ TEST(KubeapiFakeApiClient,
     EXPECT_TRUE(api.calls().empty());
 }
 
+} // namespace kubeapi_fake_api_client
 } // namespace
 } // namespace shimkeeper::kubeapi

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 namespace fs = std::filesystem;
+
+namespace {
+namespace kubeapi_in_cluster {
+
 using shimkeeper::kubeapi::in_cluster_config;
 using shimkeeper::kubeapi::InClusterEnvironment;
 using shimkeeper::kubeapi::kubeconfig_or_in_cluster;
-
-namespace {
 
 class InCluster : public shimkeeper::testing::TempDirTest {
 protected:
@@ -108,4 +110,5 @@ TEST_F(InCluster, NeitherKubeconfigNorPodIsOneErrorNamingBoth) {
     EXPECT_NE(message.find(m_dir.string()), std::string::npos) << message;
 }
 
+} // namespace kubeapi_in_cluster
 } // namespace

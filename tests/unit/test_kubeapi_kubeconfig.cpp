@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using shimkeeper::kubeapi::BearerToken;
-using shimkeeper::kubeapi::load_kubeconfig;
 
 namespace {
+namespace kubeapi_kubeconfig {
+
+using shimkeeper::kubeapi::BearerToken;
+using shimkeeper::kubeapi::load_kubeconfig;
 
 // "-----BEGIN CERTIFICATE-----\nAAAA\n" in base64: the loader decodes, it does not parse PEM.
 constexpr const char* k_pem64 = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEK";
@@ -255,4 +257,5 @@ TEST_F(Kubeconfig, BasicAuthRefused) {
                    {"user.username", "not supported"});
 }
 
+} // namespace kubeapi_kubeconfig
 } // namespace

@@ -7,6 +7,7 @@
 
 namespace shimkeeper::kubeapi {
 namespace {
+namespace kubeapi_leader_election {
 
 using nlohmann::json;
 using std::chrono::seconds;
@@ -185,5 +186,6 @@ TEST(KubeapiLeaderElection, ReleaseLeavesALeaseAnotherHoldsAndAsksNothingWhenNot
     EXPECT_EQ(spec_of(api).value("holderIdentity", ""), "node-b");
 }
 
+} // namespace kubeapi_leader_election
 } // namespace
 } // namespace shimkeeper::kubeapi

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace kubeapi_paths {
+
 using namespace shimkeeper::kubeapi;
 using shimkeeper::util::decode_base64;
 using shimkeeper::util::ErrorCode;
@@ -108,3 +111,6 @@ TEST(KubeBase64, Decodes) {
     EXPECT_FALSE(decode_base64("aGV*bG8h")); // not the alphabet
     EXPECT_FALSE(decode_base64("aG==bG8h")); // data after padding
 }
+
+} // namespace kubeapi_paths
+} // namespace

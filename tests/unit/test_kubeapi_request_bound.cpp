@@ -7,6 +7,7 @@
 
 namespace shimkeeper::kubeapi {
 namespace {
+namespace kubeapi_request_bound {
 
 using namespace std::chrono_literals;
 
@@ -76,5 +77,6 @@ TEST(KubeApiPass, KeepsTheFirstRefusal) {
     EXPECT_TRUE(pass.answered_so_far()); // refused is an answer, not a hang
 }
 
+} // namespace kubeapi_request_bound
 } // namespace
 } // namespace shimkeeper::kubeapi

@@ -6,6 +6,7 @@
 
 namespace shimkeeper::kubeapi {
 namespace {
+namespace kubeapi_self_identity {
 
 using nlohmann::json;
 
@@ -43,5 +44,6 @@ TEST(KubeSelfIdentity, ACredentialNotConfinedToOneNodeNamesNone) {
     }
 }
 
+} // namespace kubeapi_self_identity
 } // namespace
 } // namespace shimkeeper::kubeapi

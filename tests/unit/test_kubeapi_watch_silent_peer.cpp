@@ -10,6 +10,7 @@
 
 namespace shimkeeper::kubeapi {
 namespace {
+namespace kubeapi_watch_silent_peer {
 
 using namespace std::chrono_literals;
 using fetch::testing::ArtifactServer;
@@ -63,5 +64,6 @@ TEST(KubeWatchSilentPeer, AnUnansweredWatchIsGivenUpAndAskedAgain) {
     EXPECT_GE(server.requests_for("/silent/1/api/v1/nodes"), 2);
 }
 
+} // namespace kubeapi_watch_silent_peer
 } // namespace
 } // namespace shimkeeper::kubeapi

@@ -5,11 +5,12 @@
 
 #include <gtest/gtest.h>
 
+namespace {
+namespace kubeapi_watch_state {
+
 using namespace shimkeeper::kubeapi;
 using namespace std::chrono_literals;
 using Kind = WatchEvent::Kind;
-
-namespace {
 
 WatchState make_state(WatchSettings settings = {}) {
     settings.label_selector = "app=w";
@@ -28,8 +29,6 @@ std::optional<WatchEvent> list_last_page(WatchState& state, std::string_view ver
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
-
-} // namespace
 
 TEST(KubeWatchState, PagedListThenWatchFromItsVersion) {
     auto state = make_state();
@@ -214,3 +213,6 @@ TEST(KubeThrottleWait, HonoursRetryAfterAndSpreadsUpToAsMuchAgain) {
     EXPECT_EQ(throttle_wait(60, 0.0), 2000ms); // capped at two
     EXPECT_EQ(throttle_wait(60, 7.0), 4000ms); // random clamped to [0, 1]
 }
+
+} // namespace kubeapi_watch_state
+} // namespace

@@ -6,9 +6,10 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
-using namespace shimkeeper::metrics;
-
 namespace {
+namespace metrics_coordinator_metrics {
+
+using namespace shimkeeper::metrics;
 
 bool has_line(const std::string& text, const std::string& line) {
     std::istringstream in(text);
@@ -73,4 +74,5 @@ TEST(CoordinatorMetrics, AStandbyHasTheFamiliesAndNoNodes) {
     EXPECT_EQ(text.find("shimkeeper_shim_nodes{"), std::string::npos) << text;
 }
 
+} // namespace metrics_coordinator_metrics
 } // namespace

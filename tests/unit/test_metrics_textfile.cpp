@@ -10,6 +10,7 @@
 
 namespace shimkeeper::metrics {
 namespace {
+namespace metrics_textfile {
 
 class MetricsFiles : public testing::TempDirTest {};
 
@@ -121,5 +122,6 @@ TEST_F(MetricsFiles, RemovingTakesOnlyOurFileAndAbsenceIsFine) {
     EXPECT_TRUE(remove_textfile(m_dir / "missing"));
 }
 
+} // namespace metrics_textfile
 } // namespace
 } // namespace shimkeeper::metrics

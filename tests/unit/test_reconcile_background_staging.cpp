@@ -19,6 +19,7 @@
 
 namespace shimkeeper::reconcile {
 namespace {
+namespace reconcile_background_staging {
 
 namespace fs = std::filesystem;
 using std::chrono::steady_clock;
@@ -167,5 +168,6 @@ TEST_F(BackgroundStagingTest, StoppingEndsAHeldDownloadAndStoresNothing) {
     EXPECT_TRUE(logged("held: staging ahead of its rollout slot stopped; nothing was stored"));
 }
 
+} // namespace reconcile_background_staging
 } // namespace
 } // namespace shimkeeper::reconcile

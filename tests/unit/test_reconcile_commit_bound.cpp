@@ -6,6 +6,7 @@
 
 namespace shimkeeper::reconcile {
 namespace {
+namespace reconcile_commit_bound {
 
 using std::chrono::seconds;
 
@@ -36,5 +37,6 @@ TEST(CommitBound, ARestartingTransactionCoversTheChangeAndItsRollbackAtTheirWors
     EXPECT_EQ(longest_commit(settings, Restart::yes), before + seconds(362));
 }
 
+} // namespace reconcile_commit_bound
 } // namespace
 } // namespace shimkeeper::reconcile

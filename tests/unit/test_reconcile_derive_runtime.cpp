@@ -17,6 +17,7 @@
 
 namespace shimkeeper::reconcile {
 namespace {
+namespace reconcile_derive_runtime {
 
 namespace fs = std::filesystem;
 
@@ -213,5 +214,6 @@ TEST_F(DeriveRuntime, ASpecNotYetDerivedIsComparedWithWhatItsArtifactSaid) {
     EXPECT_EQ(as_derived_by(written, installed).runtime_type, "io.containerd.wasmtime.v2");
 }
 
+} // namespace reconcile_derive_runtime
 } // namespace
 } // namespace shimkeeper::reconcile

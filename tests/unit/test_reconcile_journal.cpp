@@ -9,6 +9,7 @@
 
 namespace shimkeeper::reconcile {
 namespace {
+namespace reconcile_journal {
 
 namespace fs = std::filesystem;
 
@@ -67,5 +68,6 @@ TEST_F(JournalFile, TruncatedFileIsAnErrorNotAnEmptyJournal) {
     EXPECT_NE(loaded.error().message().find("not valid JSON"), std::string::npos);
 }
 
+} // namespace reconcile_journal
 } // namespace
 } // namespace shimkeeper::reconcile

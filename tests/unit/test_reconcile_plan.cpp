@@ -6,6 +6,7 @@
 
 namespace shimkeeper::reconcile {
 namespace {
+namespace reconcile_plan {
 
 const std::string k_digest_a(64, 'a');
 const std::string k_digest_b(64, 'b');
@@ -183,5 +184,6 @@ TEST(ReconcileRecord, StoredGenerationGivesBackTheWholeSpec) {
             .empty());
 }
 
+} // namespace reconcile_plan
 } // namespace
 } // namespace shimkeeper::reconcile

@@ -8,6 +8,7 @@
 
 namespace shimkeeper::cluster::agent {
 namespace {
+namespace reconcile_removal_guard {
 
 using namespace fixtures;
 using reconcile::blocked_removals;
@@ -50,5 +51,6 @@ TEST(RemovalGuard, ABlockedShimIsKeptAsTheCurrentGenerationRunsIt) {
     EXPECT_EQ(kept->shims[0].location.file, state.current_generation()->shims[0].origin);
 }
 
+} // namespace reconcile_removal_guard
 } // namespace
 } // namespace shimkeeper::cluster::agent

@@ -16,6 +16,7 @@
 
 namespace shimkeeper::reconcile {
 namespace {
+namespace reconcile_stage_ahead {
 
 namespace fs = std::filesystem;
 
@@ -113,5 +114,6 @@ TEST_F(StageAheadTest, AnotherShimsCommitKeepsWhatIsStagedAhead) {
     EXPECT_TRUE(staged_ahead_digests(node(), {loose}).empty());
 }
 
+} // namespace reconcile_stage_ahead
 } // namespace
 } // namespace shimkeeper::reconcile

@@ -18,6 +18,7 @@
 
 namespace shimkeeper::reconcile {
 namespace {
+namespace reconcile_transaction {
 
 namespace fs = std::filesystem;
 
@@ -454,5 +455,6 @@ TEST_F(TransactionTest, AFailureNamesOnlyTheShimsItIsAbout) {
     EXPECT_EQ(refusals.size(), 1U) << "a refusal about no shim names none";
 }
 
+} // namespace reconcile_transaction
 } // namespace
 } // namespace shimkeeper::reconcile

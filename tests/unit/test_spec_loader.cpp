@@ -8,6 +8,7 @@
 
 namespace shimkeeper::spec {
 namespace {
+namespace spec_loader {
 
 namespace fs = std::filesystem;
 
@@ -262,5 +263,6 @@ TEST_F(SpecLoad, DirectoryNamedLikeADropInIsAnError) {
         << state.error().message();
 }
 
+} // namespace spec_loader
 } // namespace
 } // namespace shimkeeper::spec

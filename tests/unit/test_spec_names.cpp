@@ -8,6 +8,7 @@
 
 namespace shimkeeper::spec {
 namespace {
+namespace spec_names {
 
 TEST(SpecNames, ValidNames) {
     for (std::string_view name :
@@ -127,5 +128,6 @@ TEST(SpecNames, LocationToString) {
     EXPECT_EQ((Location{"shims.d/spin.toml", 3, 1}.to_string()), "shims.d/spin.toml:3:1");
 }
 
+} // namespace spec_names
 } // namespace
 } // namespace shimkeeper::spec

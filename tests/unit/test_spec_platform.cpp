@@ -6,6 +6,7 @@
 
 namespace shimkeeper::spec {
 namespace {
+namespace spec_platform {
 
 const std::string k_amd_digest(64, 'a');
 const std::string k_arm_digest(64, 'b');
@@ -150,5 +151,6 @@ TEST(SpecPlatform, PlatformAsPlainTableIsRefused) {
               "[[shim.fetch.platform]] (arch, url, sha256) per architecture");
 }
 
+} // namespace spec_platform
 } // namespace
 } // namespace shimkeeper::spec

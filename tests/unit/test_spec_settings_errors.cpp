@@ -6,6 +6,7 @@
 
 namespace shimkeeper::spec {
 namespace {
+namespace spec_settings_errors {
 
 std::string error_of(const std::string& text) {
     auto state = parse_desired_state_text(text, "shimkeeper.toml", "amd64", true);
@@ -278,5 +279,6 @@ TEST(SpecSettingsErrors, OciSourceRefusals) {
               std::string::npos);
 }
 
+} // namespace spec_settings_errors
 } // namespace
 } // namespace shimkeeper::spec

@@ -6,6 +6,7 @@
 
 namespace shimkeeper::spec {
 namespace {
+namespace spec_shim_errors {
 
 const std::string k_digest(64, 'a');
 
@@ -305,5 +306,6 @@ TEST(SpecShimErrors, DuplicateHandlerInOneFile) {
               "f.toml:1:1; containerd holds one runtime per handler");
 }
 
+} // namespace spec_shim_errors
 } // namespace
 } // namespace shimkeeper::spec

@@ -10,6 +10,7 @@
 
 namespace shimkeeper::spec {
 namespace {
+namespace spec_shim_toml {
 
 ShimSpec read_back(const ShimSpec& shim, const std::string& arch, FetchForm form) {
     const std::string text = shims_d_toml_of(shim, arch, form);
@@ -75,5 +76,6 @@ TEST(SpecShimToml, AnUnpinnedOciSourceAsAPlatformEntryReadsBack) {
     EXPECT_FALSE(back.runtime_class);
 }
 
+} // namespace spec_shim_toml
 } // namespace
 } // namespace shimkeeper::spec

@@ -6,6 +6,7 @@
 
 namespace shimkeeper::spec {
 namespace {
+namespace spec_sources {
 
 ShimSpec shim(const std::string& name, const std::string& handler, const std::string& origin) {
     ShimSpec s;
@@ -65,5 +66,6 @@ TEST(SpecSources, AClashWithinTheClusterSourceIsStillAnError) {
     EXPECT_FALSE(gather({&files, &cluster}));
 }
 
+} // namespace spec_sources
 } // namespace
 } // namespace shimkeeper::spec

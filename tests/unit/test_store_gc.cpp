@@ -17,6 +17,7 @@
 
 namespace shimkeeper::store {
 namespace {
+namespace store_gc {
 
 namespace fs = std::filesystem;
 
@@ -197,5 +198,6 @@ TEST_F(StoreGarbage, ForgetsWhatOciReferencesResolvedToOnceTheirArtifactIsGone) 
     EXPECT_EQ((*kept)->manifest_digest, "sha256:" + digest('m'));
 }
 
+} // namespace store_gc
 } // namespace
 } // namespace shimkeeper::store

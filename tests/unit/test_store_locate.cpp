@@ -12,6 +12,7 @@
 
 namespace shimkeeper::store {
 namespace {
+namespace store_locate {
 
 namespace fs = std::filesystem;
 
@@ -143,5 +144,6 @@ TEST_F(LocateBinary, StoredArtifactListingFindsTheSameBinary) {
     EXPECT_EQ(*from_store, *from_archive);
 }
 
+} // namespace store_locate
 } // namespace
 } // namespace shimkeeper::store

@@ -11,6 +11,7 @@
 
 namespace shimkeeper::store {
 namespace {
+namespace store_node_lock {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -110,5 +111,6 @@ TEST_F(NodeLockTest, ReleasingClearsTheHolderRecord) {
     EXPECT_FALSE(NodeLock::holder(m_store));
 }
 
+} // namespace store_node_lock
 } // namespace
 } // namespace shimkeeper::store

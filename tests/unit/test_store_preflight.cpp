@@ -15,6 +15,7 @@
 
 namespace shimkeeper::store {
 namespace {
+namespace store_preflight {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -162,5 +163,6 @@ TEST_F(Preflight, BackgroundChildIsKilledAndDoesNotDelayTheResult) {
     EXPECT_FALSE(alive) << "background child " << pid << " survived preflight";
 }
 
+} // namespace store_preflight
 } // namespace
 } // namespace shimkeeper::store

@@ -12,6 +12,7 @@
 
 namespace shimkeeper::store {
 namespace {
+namespace store_state {
 
 namespace fs = std::filesystem;
 
@@ -150,5 +151,6 @@ TEST_F(StoreStateFile, DuplicateGenerationNumbersAreRefused) {
     expect_load_error("generation 1 twice");
 }
 
+} // namespace store_state
 } // namespace
 } // namespace shimkeeper::store

@@ -14,6 +14,7 @@
 
 namespace shimkeeper::store {
 namespace {
+namespace store_store {
 
 namespace fs = std::filesystem;
 
@@ -155,5 +156,6 @@ TEST_F(StoreTest, CleanTmpRemovesOnlyStaleLeftovers) {
     EXPECT_FALSE(fs::exists(fresh));
 }
 
+} // namespace store_store
 } // namespace
 } // namespace shimkeeper::store

@@ -13,6 +13,7 @@
 
 namespace shimkeeper::store {
 namespace {
+namespace store_tamper {
 
 namespace fs = std::filesystem;
 
@@ -85,5 +86,6 @@ TEST_F(StoreTamper, RecordingAfterACommitForgetsTheOtherBinariesLines) {
     EXPECT_EQ(util::read_file(record()).value().find("shim b"), std::string::npos);
 }
 
+} // namespace store_tamper
 } // namespace
 } // namespace shimkeeper::store

@@ -11,6 +11,7 @@
 
 namespace shimkeeper::systemd {
 namespace {
+namespace systemd_restart_guard {
 
 using namespace std::chrono_literals;
 using testing_fakes = shimkeeper::testing::FakeSystemdManager;
@@ -191,5 +192,6 @@ TEST_F(RestartGuardTest, OldRecordsArePruned) {
     EXPECT_EQ(history->of(k_unit).size(), 1u);
 }
 
+} // namespace systemd_restart_guard
 } // namespace
 } // namespace shimkeeper::systemd

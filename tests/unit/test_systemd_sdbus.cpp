@@ -15,6 +15,7 @@
 
 namespace shimkeeper::systemd {
 namespace {
+namespace systemd_sdbus {
 
 using namespace std::chrono_literals;
 
@@ -153,5 +154,6 @@ TEST_F(SdBusTest, RestartGuardClearsARealStartLimitHitOnce) {
     std::filesystem::remove_all(*dir);
 }
 
+} // namespace systemd_sdbus
 } // namespace
 } // namespace shimkeeper::systemd

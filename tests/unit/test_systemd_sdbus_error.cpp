@@ -8,6 +8,7 @@
 
 namespace shimkeeper::systemd {
 namespace {
+namespace systemd_sdbus_error {
 
 TEST(SdBusError, NoSuchUnitIsNotFoundAndNamesTheUnitAndTheSetting) {
     BusError error;
@@ -44,5 +45,6 @@ TEST(JobResultText, RoundTripsEveryResult) {
     EXPECT_EQ(parse_job_result("bogus"), std::nullopt);
 }
 
+} // namespace systemd_sdbus_error
 } // namespace
 } // namespace shimkeeper::systemd

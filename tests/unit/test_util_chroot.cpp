@@ -7,6 +7,7 @@
 
 namespace shimkeeper::util {
 namespace {
+namespace util_chroot {
 
 namespace fs = std::filesystem;
 
@@ -29,5 +30,6 @@ TEST_F(ChrootTest, AnUnreadableOwnRootIsNotTakenForAChroot) {
     EXPECT_FALSE(inside_chroot(m_dir, m_dir / "missing"));
 }
 
+} // namespace util_chroot
 } // namespace
 } // namespace shimkeeper::util

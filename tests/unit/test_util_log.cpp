@@ -11,6 +11,7 @@
 
 namespace shimkeeper::util {
 namespace {
+namespace util_log {
 
 struct stat stat_of(dev_t device, ino_t inode) {
     struct stat st {};
@@ -116,5 +117,6 @@ TEST(Log, RecordsBelowTheLevelNeverReachTheSink) {
     EXPECT_EQ(sink->records[0].message, "w");
 }
 
+} // namespace util_log
 } // namespace
 } // namespace shimkeeper::util

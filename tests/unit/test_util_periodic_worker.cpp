@@ -12,6 +12,7 @@
 
 namespace shimkeeper::util {
 namespace {
+namespace util_periodic_worker {
 
 using namespace std::chrono_literals;
 
@@ -165,5 +166,6 @@ TEST(PeriodicWorker, AnExceptionIsToldAndTheNextRoundRuns) {
     EXPECT_EQ(record.exceptions, std::vector<std::string>{"type_error: not a string"});
 }
 
+} // namespace util_periodic_worker
 } // namespace
 } // namespace shimkeeper::util

@@ -8,6 +8,7 @@
 
 namespace shimkeeper::util {
 namespace {
+namespace util_symlink_chain {
 
 namespace fs = std::filesystem;
 
@@ -77,5 +78,6 @@ TEST_F(SymlinkChainTest, DanglingLinkLeadsToTheFileToCreate) {
     EXPECT_EQ(r->node_path, "/srv/managed/new.toml");
 }
 
+} // namespace util_symlink_chain
 } // namespace
 } // namespace shimkeeper::util

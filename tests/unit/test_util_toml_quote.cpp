@@ -6,6 +6,7 @@
 
 namespace shimkeeper::util {
 namespace {
+namespace util_toml_quote {
 
 TEST(UtilTomlQuote, EscapesEveryCharacterTomlReservesInStringsAndKeys) {
     EXPECT_EQ(toml_quoted("a\"b\\c"), R"("a\"b\\c")");
@@ -33,5 +34,6 @@ TEST(UtilTomlQuote, WhatIsWrittenReadsBackTheSame) {
     EXPECT_EQ(table.begin()->second.value<std::string>(), every_byte);
 }
 
+} // namespace util_toml_quote
 } // namespace
 } // namespace shimkeeper::util
