@@ -158,7 +158,9 @@ led_by_another() {
 kube_wait_for 30 led_by_another ||
     fail "no other Pod took the Lease within 30 s of $first_leader's deletion: holder '$(leader)'
 $(pods_say)"
-step "$new_leader took the Lease $((SECONDS - deleted_at)) s after $first_leader's deletion ($standby stood by)"
+who="the standby $new_leader"
+[[ $new_leader == "$standby" ]] || who="the Deployment's replacement $new_leader"
+step "$who took the Lease $((SECONDS - deleted_at)) s after $first_leader's deletion"
 rollout demo2
 led_by "$new_leader" || fail "the Lease left $new_leader during the second rollout, to '$(leader)'"
 replaced() { two_ready && ! coordinator_pods | grep -qx "$first_leader"; }
