@@ -26,16 +26,22 @@ Figures:
     bound counts them) while at least one node waited, as a fraction of MAX_UPDATE; beside it
     the same for slots in use (taken, not yet released by their node);
   - how long each grant was held: created to deleted, and taken to released (the slot time is a
-    floor of the latter).
+    floor of the latter);
+  - with --cpu-samples (bench/rollout/cpu_sampler.py's record of /proc/stat): how long the cores
+    idled while at least one node waited, and, with --applied, the rollout (to the last slot
+    freed) against all the CPU the machine used over it on all its cores (what the rollout would
+    take if no core ever idled).
 
   rollout_slots.py LEASE_EVENTS LEASE_STAMPED NODE_EVENTS NODE_STAMPED SHIM GENERATION MAX_UPDATE
-                   [--applied SECONDS] [--stage-ahead]
+                   [--applied SECONDS] [--stage-ahead] [--cpu-samples FILE]
 """
 
 import argparse
+import bisect
 import datetime
 import json
 import math
+import os
 import statistics
 
 PREFIX = "shim.containerd.x-k8s.io/"
@@ -91,6 +97,61 @@ def time_weighted(changes, counted, while_waiting):
     return (area / waited if waited else 0.0), waited
 
 
+class CpuSamples:
+    """The machine's cumulative busy and idle CPU seconds (all cores) over time, from
+    cpu_sampler.py's lines, interpolated between samples."""
+
+    def __init__(self, path):
+        ticks = os.sysconf("SC_CLK_TCK")
+        rows = [line.split() for line in open(path)]
+        rows = [(float(r[0]), int(r[1]) / ticks, int(r[2]) / ticks) for r in rows if len(r) == 3]
+        self.times = [r[0] for r in rows]
+        self.busy = [r[1] for r in rows]
+        self.idle = [r[2] for r in rows]
+
+    def cores(self):
+        span = self.times[-1] - self.times[0]
+        return round((self.busy[-1] + self.idle[-1] - self.busy[0] - self.idle[0]) / span) if span else 0
+
+    def at(self, series, when):
+        i = bisect.bisect_left(self.times, when)
+        if i == 0:
+            return series[0]
+        if i == len(self.times):
+            return series[-1]
+        t0, t1 = self.times[i - 1], self.times[i]
+        return series[i - 1] + (series[i] - series[i - 1]) * (when - t0) / (t1 - t0)
+
+    def between(self, series, start, end):
+        return self.at(series, end) - self.at(series, start)
+
+
+def union(intervals):
+    """Disjoint (start, end) covering the given ones, in order."""
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def cpu_figures(samples, waits, applied, ended):
+    spans = union(waits)
+    waited = sum(end - start for start, end in spans)
+    idle = sum(samples.between(samples.idle, start, end) for start, end in spans)
+    cores = samples.cores()
+    print("cores idle while nodes waited: %.2f s of %.1f core-seconds (%.1f%%; goal: never)"
+          % (idle, waited * cores, 100 * idle / (waited * cores) if waited and cores else 0.0))
+    if applied is not None and ended is not None and cores:
+        busy = samples.between(samples.busy, applied, ended)
+        idle_all = samples.between(samples.idle, applied, ended)
+        print("the rollout (%.1f s to the last slot freed) against all the CPU the machine used over it "
+              "(%.1f s busy, %.1f s idle) / %d cores = %.1f s: ratio %.2f (goal <= 1.10 where CPU-bound)"
+              % (ended - applied, busy, idle_all, cores, busy / cores, (ended - applied) / (busy / cores)))
+
+
 def main():
     parser = argparse.ArgumentParser()
     for name in ("lease_events", "lease_stamped", "node_events", "node_stamped", "shim"):
@@ -99,6 +160,7 @@ def main():
     parser.add_argument("max_update", type=int)
     parser.add_argument("--applied", type=float, help="when `kubectl apply` returned")
     parser.add_argument("--stage-ahead", action="store_true")
+    parser.add_argument("--cpu-samples", help="cpu_sampler.py's record of the machine's CPU")
     args = parser.parse_args()
     shim, generation = args.shim, args.generation
 
@@ -210,6 +272,9 @@ def main():
     used = [released[u] - taken[u] for u in taken if u in released]
     print("slots held per grant: created to deleted %s; taken to released %s, min %.3f s"
           % (spread(held), spread(used), min(used) if used else 0.0))
+    if args.cpu_samples:
+        freed = [g["freed"] for g in grants.values() if g["freed"] is not None]
+        cpu_figures(CpuSamples(args.cpu_samples), waits, args.applied, max(freed) if freed else None)
 
 
 if __name__ == "__main__":
