@@ -16,8 +16,12 @@ BASELINE_DEFAULT_REV=bb75b4c
 # (build/bench/src/shimkeeper), building it once per revision into the test cache.
 baseline_binary() {
     local rev dir
+    git -C "$SHIMKEEPER_SOURCE_DIR" rev-parse --git-dir >/dev/null 2>&1 || {
+        echo "BENCH_BASELINE: $SHIMKEEPER_SOURCE_DIR is not a git checkout; the starting revision is read from its history" >&2
+        return 1
+    }
     rev=$(git -C "$SHIMKEEPER_SOURCE_DIR" rev-parse --verify --quiet "$1^{commit}") || {
-        echo "BENCH_BASELINE: no commit '$1' in $SHIMKEEPER_SOURCE_DIR (a shallow clone has none)" >&2
+        echo "BENCH_BASELINE: no commit '$1' in $SHIMKEEPER_SOURCE_DIR's history (a shallow clone lacks it)" >&2
         return 1
     }
     dir=${SHIMKEEPER_CACHE:-/var/cache/shimkeeper-test}/bench-baseline/$rev
