@@ -27,13 +27,18 @@ Figures:
     the same for slots in use (taken, not yet released by their node);
   - how long each grant was held: created to deleted, and taken to released (the slot time is a
     floor of the latter);
+  - with --slot-seconds (the slot time each transaction holds its slot for): the steady state
+    once every node had asked (with staging ahead, once the last one had staged): the slots
+    taken from the last request to the last take, per second, against maxUpdate / slot time,
+    the rate of back-to-back waves. On one machine the staging of every node competes with the
+    first waves for the cores; from then on only the slots' own work is left;
   - with --cpu-samples (bench/rollout/cpu_sampler.py's record of /proc/stat): how long the cores
     idled while at least one node waited, and, with --applied, the rollout (to the last slot
     freed) against all the CPU the machine used over it on all its cores (what the rollout would
     take if no core ever idled).
 
   rollout_slots.py LEASE_EVENTS LEASE_STAMPED NODE_EVENTS NODE_STAMPED SHIM GENERATION MAX_UPDATE
-                   [--applied SECONDS] [--stage-ahead] [--cpu-samples FILE]
+                   [--applied SECONDS] [--stage-ahead] [--slot-seconds S] [--cpu-samples FILE]
 """
 
 import argparse
@@ -160,6 +165,7 @@ def main():
     parser.add_argument("max_update", type=int)
     parser.add_argument("--applied", type=float, help="when `kubectl apply` returned")
     parser.add_argument("--stage-ahead", action="store_true")
+    parser.add_argument("--slot-seconds", type=float, help="the slot time (BENCH_SLOT_SECONDS)")
     parser.add_argument("--cpu-samples", help="cpu_sampler.py's record of the machine's CPU")
     args = parser.parse_args()
     shim, generation = args.shim, args.generation
@@ -272,6 +278,17 @@ def main():
     used = [released[u] - taken[u] for u in taken if u in released]
     print("slots held per grant: created to deleted %s; taken to released %s, min %.3f s"
           % (spread(held), spread(used), min(used) if used else 0.0))
+    if args.slot_seconds and asked:
+        last_ask = max(asked.values())
+        after = sorted(t for t in taken.values() if t >= last_ask)
+        if len(after) >= 2:
+            rate = (len(after) - 1) / (after[-1] - after[0])
+            ideal = args.max_update / args.slot_seconds
+            print("steady state, once every node had asked (the last %.1f s after the first): %d slots taken "
+                  "in %.1f s, %.2f per second against maxUpdate / slot time = %.2f: ratio %.2f (goal <= 1.10)"
+                  % (last_ask - min(asked.values()), len(after), after[-1] - after[0], rate, ideal, ideal / rate))
+            steady = [taken[b] - released[a] for a, b in handoffs if released[a] >= last_ask]
+            print("  handoffs in it: %d, %s" % (len(steady), spread(steady)))
     if args.cpu_samples:
         freed = [g["freed"] for g in grants.values() if g["freed"] is not None]
         cpu_figures(CpuSamples(args.cpu_samples), waits, args.applied, max(freed) if freed else None)
