@@ -40,7 +40,8 @@ cpu_groups_make() {
     fi
     dir=$base/shimkeeper-bench
     mkdir -p "$dir"
-    find "$dir" -mindepth 1 -maxdepth 1 -type d -exec rmdir {} + 2>/dev/null || true
+    # Children first (-depth): a run's folder holds its two groups. rmdir leaves a busy one.
+    find "$dir" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
     dir=$dir/$$
     if [[ $base == /sys/fs/cgroup ]]; then # v2: a child's cpu.weight needs cpu in its parent's subtree
         echo +cpu >"$base/cgroup.subtree_control" 2>/dev/null || true

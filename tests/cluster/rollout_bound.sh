@@ -5,7 +5,8 @@
 # enough to overlap. The API server's own record (Lease and Node watch events, ordered by
 # resourceVersion) must show: never more than 3 slot holders, exactly 3 at some point, every node
 # taking one slot once, and no node starting its change (annotation `installing`) without a slot;
-# each agent's log has slot, change, release in that order. Then a second Shim on 10 of the nodes
+# each agent's log has slot, change, release in that order; each node's release and its report of
+# the outcome are one write of its Node. Then a second Shim on 10 of the nodes
 # with maxUpdate 2 is installed and deleted: the uninstall follows the same bound, each node's label
 # goes while it holds a slot (before its removal), the RuntimeClass and the object go after the last
 # node. node-1..8 run with every slot their watch took looking too old for the reconcile to use
@@ -107,6 +108,10 @@ for letter in a b; do
     (source "$T/$letter/node.env"; node_cri_has_handler demo) || fail "node-$letter's CRI lacks handler demo"
 done
 [[ "$(kube_admin get shim demo -o jsonpath='{.status.slots}')" == 3 ]] || fail "status.slots is not 3"
+# One write of the Node says the outcome and frees the slot, on real and sandbox nodes alike.
+released=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/release_with_report.py" "$T/nodes.events" demo 1) ||
+    fail "a release and its report were separate writes: $released"
+echo "$released"
 retaken=$(cat "$T"/roots/node-[1-8].log | grep -c 'slot demo-slot-.* was taken too long ago to use without a renewal: taking its grant again' || true)
 echo "grants of demo taken again by node-1..8 (claims aged): $retaken"
 ((retaken > 0)) || fail "no node-1..8 took an aged claim's grant again: the path was not exercised"

@@ -74,6 +74,28 @@ TEST(ClusterSlotHold, EachShimHasAKeyOfItsOwnThatNoShimStateOrRequestsKeyCanBe) 
               format_slot_hold(hold_of("g-1")));
 }
 
+TEST(ClusterSlotHold, AReleaseGoesWithTheReportInOneWriteThatKeepsEverythingTheReportSays) {
+    SlotHold done = hold_of("g-1");
+    done.done = true;
+    const json report = {{"metadata",
+                          {{"labels", {{"shim.containerd.x-k8s.io/spin", "spin"}}},
+                           {"annotations",
+                            {{"shim.containerd.x-k8s.io/spin", "{\"state\":\"installed\"}"},
+                             {"shim.containerd.x-k8s.io/old", nullptr}}}}}};
+    const auto both = with_slot_holds(report, {done});
+    ASSERT_TRUE(both);
+    EXPECT_EQ((*both)["metadata"]["labels"], report["metadata"]["labels"]);
+    const json& annotations = (*both)["metadata"]["annotations"];
+    EXPECT_EQ(annotations.size(), 3U);
+    EXPECT_EQ(annotations["shim.containerd.x-k8s.io/spin"], "{\"state\":\"installed\"}");
+    EXPECT_TRUE(annotations["shim.containerd.x-k8s.io/old"].is_null()) << "a removal stays one";
+    EXPECT_EQ(slot_hold_of(annotations[slot_hold_key("spin")].get<std::string>()), done);
+    // No report to carry them: the releases alone; nothing to release: the report as it was.
+    EXPECT_EQ(with_slot_holds(std::nullopt, {done}), slot_hold_patch(done));
+    EXPECT_EQ(with_slot_holds(report, {}), report);
+    EXPECT_EQ(with_slot_holds(std::nullopt, {}), std::nullopt);
+}
+
 TEST(ClusterSlotView, AnEntryIsStampedWhenItsTextChangesAndSaysWhenASlotGoesOrFails) {
     HoldClock clock;
     const auto t0 = Clock::now();

@@ -149,6 +149,22 @@ TEST_F(SlotKeeperTest, AGrantReleasedIsNeverTakenAgainThoughAViewStillShowsIt) {
     EXPECT_FALSE(by_another_keeper->has_value()) << "the daemon's other keeper took it back";
 }
 
+// A release that goes with the Node report (released_hold) counts as released before any write:
+// the report may reach the API server and still fail here.
+TEST_F(SlotKeeperTest, AReleaseForTheReportIsDoneAndItsGrantIsNeverTakenAgain) {
+    const json lease = grant(k_me);
+    const auto held = take(lease).value().value();
+    const auto writes = api.calls_of("merge_patch", "nodes").size();
+    const model::SlotHold done = SlotKeeper::released_hold(held);
+    EXPECT_TRUE(done.done);
+    EXPECT_EQ(done.grant, held.hold.grant);
+    EXPECT_EQ(api.calls_of("merge_patch", "nodes").size(), writes)
+        << "the report writes it, not the keeper";
+    const auto again = take(lease);
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_FALSE(again->has_value()) << "a grant released with the report was taken back";
+}
+
 TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
     target.shim = "refused-here"; // the notices are per process: a Shim of this test alone
     const json lease = grant(k_me);

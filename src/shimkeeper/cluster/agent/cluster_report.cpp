@@ -215,12 +215,14 @@ util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired,
                                           reconcile::Restart restart,
                                           const std::map<std::string, std::string>& waiting,
                                           const reconcile::BlockedRemovals& blocked,
-                                          std::optional<model::SlotRequests> requests) {
+                                          std::optional<model::SlotRequests> requests,
+                                          std::vector<model::SlotHold> releases) {
     const TxnSummary txn =
         outcome ? TxnSummary::of(*outcome) : TxnSummary::refused(outcome.error());
     const store::StoreState state = TRY(m_store.load_state());
     NodeReport report = report_after(m_reading, desired, txn, state, restart, waiting, blocked);
     report.requests = std::move(requests);
+    report.releases = std::move(releases);
     return m_reporter.publish(report);
 }
 

@@ -50,12 +50,14 @@ public:
     // what it said of them. `blocked`: removals that wait for pods (removal_guard.hpp): no label,
     // `removing` with the reason.
     // `requests`: the slots this node now waits for a grant of (the daemon's; nullopt: `apply`).
+    // `releases`: the slots the transaction released, said in the same write (NodeReport).
     util::Expected<void> after(const spec::DesiredShims& desired,
                                const util::Expected<reconcile::Outcome>& outcome,
                                reconcile::Restart restart,
                                const std::map<std::string, std::string>& waiting = {},
                                const reconcile::BlockedRemovals& blocked = {},
-                               std::optional<model::SlotRequests> requests = std::nullopt);
+                               std::optional<model::SlotRequests> requests = std::nullopt,
+                               std::vector<model::SlotHold> releases = {});
     // After a load that failed: every selecting Shim that does not validate is `failed`.
     util::Expected<void> after_invalid();
 

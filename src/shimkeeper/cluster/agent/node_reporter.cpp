@@ -23,6 +23,9 @@ std::vector<kubeapi::ObjectReference> NodeReporter::shims_reported(const NodeRep
             names.insert(name);
         }
     }
+    for (const model::SlotHold& hold : report.releases) {
+        names.insert(hold.shim);
+    }
     std::vector<kubeapi::ObjectReference> out;
     for (const auto& name : names) {
         const ShimSeen* shim = m_reading.find(name);
@@ -83,7 +86,8 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
 }
 
 util::Expected<void> NodeReporter::publish(const NodeReport& report) {
-    const auto patch = model::node_patch(m_keys, report.wanted, report.forget, report.requests);
+    const auto patch = model::with_slot_holds(
+        model::node_patch(m_keys, report.wanted, report.forget, report.requests), report.releases);
     if (!patch) {
         return {};
     }

@@ -7,6 +7,7 @@
 
 #include "shimkeeper/cluster/agent/cluster_source.hpp"
 #include "shimkeeper/cluster/model/node_state.hpp"
+#include "shimkeeper/cluster/model/slot_hold.hpp"
 #include "shimkeeper/kubeapi/event_recorder.hpp"
 #include "shimkeeper/util/log.hpp"
 
@@ -25,6 +26,10 @@ struct NodeReport {
     // The slots this node waits for (slot_grant.hpp); nullopt leaves the Node's requests as
     // they are (`apply` asks for none: nobody would take a grant after it exits).
     std::optional<model::SlotRequests> requests;
+    // Rollout slots released with this report (their entries marked done, rollout_gate.hpp): one
+    // write of the Node says the outcome and frees the slots. A report with releases is always
+    // written.
+    std::vector<model::SlotHold> releases;
 };
 
 class NodeReporter {

@@ -144,7 +144,15 @@ RolloutGate::RolloutGate(const ClusterSource& cluster, const store::Store& store
     : m_cluster(cluster), m_store(store), m_log(log), m_client(std::move(client)),
       m_watched(watched), m_longest_commit(longest_commit), m_claimed(std::move(claimed)) {}
 
-RolloutGate::~RolloutGate() = default;
+RolloutGate::~RolloutGate() {
+    // A reconcile that ended before its report (the store unreadable after the transaction):
+    // the slots go now rather than when their leases run out.
+    try {
+        release_kept_on_their_own("the Node report did not come");
+    } catch (const std::exception& error) {
+        m_log.warning(std::string("rollout: releasing slots: ") + error.what());
+    }
+}
 
 util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& desired) {
     const ClusterReading& reading = *m_cluster.last_reading();
@@ -429,7 +437,8 @@ util::Expected<void> RolloutGate::refuse_unless_every_slot(
     return {};
 }
 
-void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
+void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome,
+                         bool release_with_report) {
     const std::shared_ptr<kubeapi::ApiPass> pass = m_client.pass();
     if (m_renewal) {
         // The join waits for at most the renewal's request in flight (it asks nothing more once
@@ -453,7 +462,6 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
         const std::string what =
             "Shim/" + held.target.shim + " generation " + std::to_string(held.target.generation);
         if (ok || !halting.contains(held.target.shim)) {
-            auto released = keeper.release(held);
             const std::string done =
                 ok ? what + " done here"
                    : what + " not changed here (the failure is not about it: its rollout goes on)";
@@ -463,6 +471,11 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
                                       what + " waits: the transaction failed, not because of it");
                 m_waiting_for.try_emplace(held.target.shim, held.target);
             }
+            if (release_with_report) {
+                m_kept_releases.push_back({held, done});
+                continue;
+            }
+            auto released = keeper.release(held);
             if (released) {
                 m_log.info("rollout: " + done + "; released slot " + slot,
                            {.shim = held.target.shim});
@@ -488,6 +501,46 @@ void RolloutGate::finish(const util::Expected<reconcile::Outcome>& outcome) {
                     {.shim = held.target.shim});
     }
     m_held.clear();
+}
+
+std::vector<model::SlotHold> RolloutGate::take_releases() {
+    std::vector<model::SlotHold> out;
+    for (const KeptRelease& kept : m_kept_releases) {
+        out.push_back(SlotKeeper::released_hold(kept.held));
+    }
+    return out;
+}
+
+void RolloutGate::report_released(const util::Expected<void>& told) {
+    if (!told) {
+        release_kept_on_their_own("the Node report failed: " + told.error().message());
+        return;
+    }
+    for (const KeptRelease& kept : m_kept_releases) {
+        m_log.info("rollout: " + kept.done + "; released slot " +
+                       kubeapi::name_of(kept.held.lease) + " with the Node report",
+                   {.shim = kept.held.target.shim});
+    }
+    m_kept_releases.clear();
+}
+
+void RolloutGate::release_kept_on_their_own(const std::string& why) {
+    if (m_kept_releases.empty()) {
+        return;
+    }
+    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, m_cluster.node_name());
+    for (const KeptRelease& kept : m_kept_releases) {
+        const std::string slot = kubeapi::name_of(kept.held.lease);
+        if (auto released = keeper.release(kept.held)) {
+            m_log.info("rollout: " + kept.done + "; released slot " + slot + " (" + why + ")",
+                       {.shim = kept.held.target.shim});
+        } else {
+            // It expires on its own within one lease duration.
+            m_log.warning("rollout: " + kept.done + "; " + released.error().message(),
+                          {.shim = kept.held.target.shim});
+        }
+    }
+    m_kept_releases.clear();
 }
 
 } // namespace shimkeeper::cluster::agent

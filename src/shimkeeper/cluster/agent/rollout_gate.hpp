@@ -119,13 +119,29 @@ public:
     // refusal is about (Node::refused_about).
     void attach(reconcile::Node& node);
     // Releases the slots held (the transaction committed, or failed for another reason than
-    // their Shim) or marks failed those of the Shims the failure is about.
-    void finish(const util::Expected<reconcile::Outcome>& outcome);
+    // their Shim) or marks failed those of the Shims the failure is about. A failure is marked
+    // at once, on its own: it halts a rollout. With `release_with_report`, the releases wait for
+    // the Node report that follows (take_releases(), then report_released()), so that one write
+    // of the Node says the outcome and frees the slots; whatever that report did not carry is
+    // released on its own by report_released() or, failing that, by the destructor.
+    void finish(const util::Expected<reconcile::Outcome>& outcome,
+                bool release_with_report = false);
+    // The entries that release the slots finish() kept for the report, marked done (and counted
+    // released by this process, SlotKeeper::released_hold).
+    std::vector<model::SlotHold> take_releases();
+    // After the report's write: `told` says whether it carried the releases; they are released
+    // on their own when it did not.
+    void report_released(const util::Expected<void>& told);
 
 private:
     RolloutGate(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
                 kubeapi::Client client, const model::SlotBoard* watched,
                 std::chrono::seconds longest_commit, ClaimedSlots claimed);
+    struct KeptRelease {
+        HeldSlot held;
+        std::string done; // what the log says of it
+    };
+    void release_kept_on_their_own(const std::string& why);
     void release_unclaimed(SlotKeeper& keeper);
     void release_expired_claims_not_taken_again(SlotKeeper& keeper,
                                                 const std::map<std::string, HeldSlot>& expired);
@@ -153,6 +169,7 @@ private:
     std::map<std::string, std::optional<model::RolloutTarget>> m_waiting_for;
     std::vector<spec::ShimSpec> m_worth_staging;
     std::vector<HeldSlot> m_held;
+    std::vector<KeptRelease> m_kept_releases; // finish()'s, for the report
     std::set<std::string> m_held_shims;
     std::vector<std::string> m_refused_about;
     std::unique_ptr<SlotRenewal> m_renewal;

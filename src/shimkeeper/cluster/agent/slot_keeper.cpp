@@ -178,12 +178,16 @@ std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
     return std::nullopt;
 }
 
-util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
+model::SlotHold SlotKeeper::released_hold(const HeldSlot& held) {
     model::SlotHold hold = held.hold;
     hold.done = true;
     // Before the write: a write that fails may still have reached the API server.
     released_by_this_process().add(hold.grant);
-    return write(hold, "releasing");
+    return hold;
+}
+
+util::Expected<void> SlotKeeper::release(const HeldSlot& held) {
+    return write(released_hold(held), "releasing");
 }
 
 util::Expected<std::string> SlotKeeper::fail(const HeldSlot& held, const std::string& reason) {

@@ -78,6 +78,10 @@ public:
                                                  const model::SlotDecision& decision);
     // Says done: the coordinator deletes the grant. This process never takes it again.
     util::Expected<void> release(const HeldSlot& held);
+    // The entry a release writes, `held`'s marked done, counted as released by this process
+    // already (a write that fails may still have reached the API server): for a release that
+    // goes with another write of the Node (the report after a transaction).
+    static model::SlotHold released_hold(const HeldSlot& held);
     // Says failed with `reason`: the coordinator marks the grant failed, or, if it is gone by
     // then, creates a failed Lease for it (slot_view.hpp), which halts the rollout of that
     // generation. Returns the grant's name.

@@ -21,7 +21,7 @@ util::Expected<spec::DesiredShims> TransactionHooks::admit(reconcile::Node& node
 const std::map<std::string, std::string>&
 TransactionHooks::finish(const util::Expected<reconcile::Outcome>& outcome) {
     if (m_gate) {
-        m_gate->finish(outcome);
+        m_gate->finish(outcome, /*release_with_report=*/m_report != nullptr);
         m_waiting = m_gate->waiting();
     }
     return m_waiting;
@@ -34,7 +34,16 @@ util::Expected<void> TransactionHooks::tell(const spec::DesiredShims& desired,
     if (!m_report) {
         return {};
     }
-    return m_report->after(desired, outcome, restart, m_waiting, m_blocked, std::move(requests));
+    std::vector<model::SlotHold> releases;
+    if (m_gate) {
+        releases = m_gate->take_releases();
+    }
+    util::Expected<void> told = m_report->after(desired, outcome, restart, m_waiting, m_blocked,
+                                                std::move(requests), std::move(releases));
+    if (m_gate) {
+        m_gate->report_released(told);
+    }
+    return told;
 }
 
 } // namespace shimkeeper::cluster::agent

@@ -5,8 +5,11 @@
 //   3. the rollout gate's admission, then its hook, which wraps the report's: a slot is confirmed
 //      fresh before and after the report's write. Attached the other way round, the report's
 //      hook would replace the gate's and the freshness check would silently go;
-//   4. after the transaction, the gate's slots released or said failed, before
-//   5. the Node report of the outcome (a failure halts the rollout sooner).
+//   4. after the transaction, the gate's slots of the Shims the failure is about said failed at
+//      once, before
+//   5. the Node report of the outcome, which also releases the other slots held: one write of
+//      the Node says the outcome and frees them (what it could not carry, the gate releases on
+//      its own).
 // Without [kube] (or before the cluster was read) there is no report and no gate: only step 2.
 #pragma once
 
@@ -36,11 +39,12 @@ public:
     // this object, which must outlive the transaction.
     util::Expected<spec::DesiredShims> admit(reconcile::Node& node,
                                              const spec::DesiredShims& desired);
-    // Step 4; then the Shims that wait for a slot and why (one lost before the point of no
-    // return waits too).
+    // Step 4 (with a report, the releases wait for step 5); then the Shims that wait for a slot
+    // and why (one lost before the point of no return waits too).
     const std::map<std::string, std::string>&
     finish(const util::Expected<reconcile::Outcome>& outcome);
-    // Step 5, saying what finish() found waiting. Nothing to say without a report.
+    // Step 5, saying what finish() found waiting, with the releases. Nothing to say without a
+    // report.
     util::Expected<void> tell(const spec::DesiredShims& desired,
                               const util::Expected<reconcile::Outcome>& outcome,
                               reconcile::Restart restart,

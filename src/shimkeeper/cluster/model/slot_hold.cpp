@@ -85,4 +85,15 @@ json slot_hold_patch(const SlotHold& hold) {
     return {{"metadata", {{"annotations", {{slot_hold_key(hold.shim), format_slot_hold(hold)}}}}}};
 }
 
+std::optional<json> with_slot_holds(std::optional<json> patch, const std::vector<SlotHold>& holds) {
+    if (holds.empty()) {
+        return patch;
+    }
+    json out = patch ? std::move(*patch) : json::object();
+    for (const SlotHold& hold : holds) {
+        out["metadata"]["annotations"][slot_hold_key(hold.shim)] = format_slot_hold(hold);
+    }
+    return out;
+}
+
 } // namespace shimkeeper::cluster::model

@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shimkeeper::cluster::model {
 
@@ -68,5 +69,9 @@ slot_holds_in(const std::map<std::string, std::string>& annotations);
 
 // The merge patch that sets this one entry on the Node (nothing else is touched).
 nlohmann::json slot_hold_patch(const SlotHold& hold);
+// `patch` (a merge patch of the Node, or none) setting each of `holds` too, so that one write
+// says both; `patch` itself when there are no holds.
+std::optional<nlohmann::json> with_slot_holds(std::optional<nlohmann::json> patch,
+                                              const std::vector<SlotHold>& holds);
 
 } // namespace shimkeeper::cluster::model
