@@ -14,23 +14,9 @@ nothing and fails.
 import json
 import sys
 
+from rollout_timeline import events  # the recorder's concatenated JSON events (beside this file)
+
 KEY = "shim.containerd.x-k8s.io/"
-
-
-def events(path):
-    text = open(path).read()
-    decoder = json.JSONDecoder()
-    at = 0
-    while True:
-        while at < len(text) and text[at].isspace():
-            at += 1
-        if at >= len(text):
-            return
-        try:
-            event, at = decoder.raw_decode(text, at)
-        except json.JSONDecodeError:
-            return  # a watch cut off mid-object at the end
-        yield event
 
 
 def main(node_file, shim, generation):
