@@ -222,6 +222,11 @@ util::Expected<void> ClusterReport::after(const spec::DesiredShims& desired,
     const store::StoreState state = TRY(m_store.load_state());
     NodeReport report = report_after(m_reading, desired, txn, state, restart, waiting, blocked);
     report.requests = std::move(requests);
+    if (!releases.empty() && reconcile::fault_switch("report-after-fails")) { // tests (fault.hpp)
+        return util::fail(util::ErrorCode::conflict,
+                          "SHIMKEEPER_FAULT_SWITCH=report-after-fails: the Node report after the "
+                          "transaction was not sent, as if the API server refused it");
+    }
     report.releases = std::move(releases);
     return m_reporter.publish(report);
 }

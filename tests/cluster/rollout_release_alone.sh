@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A slot whose release was to go with the Node report goes all the same when that report fails.
+# Two agents (sandbox roots), a rolling Shim with maxUpdate 1. node-1's report after its
+# transaction fails (fault switch report-after-fails, as if the API server refused it): its agent
+# then releases the slot in a write of its own, so its entry says done and the coordinator frees
+# the slot at once (not a lease later); both nodes roll out, one at a time, and node-1's next
+# report says what it runs.
+# seconds-about: 30
+source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
+source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
+rollout_testbed
+nodes=(node-1 node-2)
+SHIMKEEPER_FAULT_SWITCH=report-after-fails rollout_agents 1 1 rollout=yes
+rollout_agents 2 2 rollout=yes
+kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
+rollout_record
+
+kube_shim_yaml demo "$SERVER_URL/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" \
+    "  nodeSelector: {rollout: \"yes\"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
+released_alone() { grep -q 'released slot demo-slot-[0-9]* (the Node report failed' "$T/roots/node-1.log"; }
+kube_wait_for 90 released_alone ||
+    fail "node-1 did not release its slot on its own after its report failed: $(grep 'rollout:' "$T/roots/node-1.log" | tail -n 10)"
+grep -q 'SHIMKEEPER_FAULT_SWITCH=report-after-fails' "$T/roots/node-1.log" ||
+    fail "node-1's report never failed: the path was not exercised"
+both_done() { rollout_finished_on demo 1 "${nodes[@]}" && [[ -z "$(rollout_slot_holders)" ]]; }
+kube_wait_for 90 both_done ||
+    fail "not both nodes finished demo: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
+# node-1's entry said done in a write of its own, with no report beside it (the checker fails
+# the record for that, as it should: its words are what is checked here).
+released=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/release_with_report.py" "$T/nodes.events" demo 1 || true)
+grep -qx 'released without a report in the same write (1): node-1' <<<"$released" ||
+    fail "node-1's release is not in the record as a write of its own: $released"
+report=$(rollout_check demo 1 "" --nodes "${nodes[*]}") || fail "the rollout broke its bound: $report"
+echo "$report"
+pass "node-1's report failed and its slot went in a write of its own; both nodes rolled out one at a time"
