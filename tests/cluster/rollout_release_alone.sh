@@ -16,9 +16,10 @@ rollout_agents 2 2 rollout=yes
 kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
 
-kube_shim_yaml demo "$SERVER_URL/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" \
-    "  nodeSelector: {rollout: \"yes\"}
-  rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
+one_at_a_time='  nodeSelector: {rollout: "yes"}
+  rolloutStrategy: {rolling: {maxUpdate: 1}}'
+kube_shim_yaml demo "$SERVER_URL/demo.tar.gz" "$(sha256_of "$T/www/demo.tar.gz")" "$one_at_a_time" |
+    kube_admin apply -f - >/dev/null
 released_alone() { grep -q 'released slot demo-slot-[0-9]* (the Node report failed' "$T/roots/node-1.log"; }
 kube_wait_for 90 released_alone ||
     fail "node-1 did not release its slot on its own after its report failed: $(grep 'rollout:' "$T/roots/node-1.log" | tail -n 10)"
