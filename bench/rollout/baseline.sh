@@ -49,8 +49,8 @@ baseline_control_plane() {
     [[ $rev == none ]] && return 0
     dir=$(baseline_binary "$rev") || return 1
     echo "the starting revision $rev: its bench/rollout/run $1 $2 (output in $T/baseline.log)" >&2
-    env -u SHIMKEEPER_BUILD_DIR -u SHIMKEEPER -u SHIMKEEPER_SOURCE_DIR -u BENCH_KEEP -u BENCH_PPROF \
-        SHIMKEEPER_BUILD_DIR="$dir/build/bench" KUBE_BIN="$KUBE_BIN" \
+    # Its bench sets SHIMKEEPER and SHIMKEEPER_SOURCE_DIR from its own tree; it keeps nothing.
+    env -u BENCH_KEEP -u BENCH_PPROF SHIMKEEPER_BUILD_DIR="$dir/build/bench" KUBE_BIN="$KUBE_BIN" \
         "$dir/bench/rollout/run" "$1" "$2" >"$T/baseline.log" 2>&1 || {
         echo "BENCH_BASELINE: the starting revision's bench failed; see $T/baseline.log" >&2
         return 1

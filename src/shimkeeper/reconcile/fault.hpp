@@ -49,28 +49,19 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //     slot is freed;
 //   revoke-unchecked: the coordinator frees a revoked slot without reading its holder's Node
 //     first, so a renewal its view missed does not withdraw the revoke (coordinator_pass.cpp);
-//   report-after-fails: not a defect but a refused write: the Node report after a transaction
-//     that would release rollout slots fails as if the API server refused it (cluster_report.cpp),
-//     so the slots must be released by writes of their own (rollout_gate.cpp);
 //   claims-age: not a defect but a loaded node: every slot the daemon's watch took looks too
 //     old for the next reconcile to use as it is (rollout_gate.cpp), as when that reconcile
-//     starts long after the take.
-inline constexpr std::array<std::string_view, 16> k_fault_switches = {"handler-before-label",
-                                                                      "slot-wait",
-                                                                      "label-patch-fails",
-                                                                      "label-before-serving",
-                                                                      "grant-over-max",
-                                                                      "halt-ignored",
-                                                                      "slot-reclaim-early",
-                                                                      "grant-slow",
-                                                                      "standby-lease-watch-behind",
-                                                                      "term-keeps-slots",
-                                                                      "pass-stalls",
-                                                                      "shim-view-misses-status",
-                                                                      "holds-unseen",
-                                                                      "revoke-unchecked",
-                                                                      "report-after-fails",
-                                                                      "claims-age"};
+//     starts long after the take;
+//   report-after-fails: not a defect but a refused write: the Node report after a transaction
+//     that would release rollout slots fails as if the API server refused it (cluster_report.cpp),
+//     so the slots must be released by writes of their own (rollout_gate.cpp).
+inline constexpr std::array<std::string_view, 16> k_fault_switches = {
+    "handler-before-label", "slot-wait",        "label-patch-fails",
+    "label-before-serving", "grant-over-max",   "halt-ignored",
+    "slot-reclaim-early",   "grant-slow",       "standby-lease-watch-behind",
+    "term-keeps-slots",     "pass-stalls",      "shim-view-misses-status",
+    "holds-unseen",         "revoke-unchecked", "claims-age",
+    "report-after-fails"};
 
 #ifdef SHIMKEEPER_FAULT_INJECTION
 void fault_point(const char* step);
