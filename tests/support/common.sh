@@ -46,11 +46,21 @@ sk__cleanup() {
     # ROLLOUT_HOLD_AT_LINKS) lets go now: a test that failed before its release would otherwise
     # wait here for that agent for ever.
     [[ -n "${T:-}" && -d "$T" ]] && touch "$T/.ending"
+    # Only the tracked processes that are still this shell's children: one that ended (a test
+    # stopped and waited for it) left its PID free, and on a busy machine another process may
+    # have it by now (a whole run once lost an unrelated test's server and its stall watcher's
+    # sleep to such a stray TERM).
+    local -A alive=()
+    for pid in $(jobs -p); do alive[$pid]=1; done
+    local -a stopping=()
     for pid in "${SK_PIDS[@]}"; do
+        [[ -n ${alive[$pid]:-} ]] && stopping+=("$pid")
+    done
+    for pid in "${stopping[@]}"; do
         kill "$pid" 2>/dev/null
         kill -CONT "$pid" 2>/dev/null # a process a failed test left stopped takes its TERM now
     done
-    for pid in "${SK_PIDS[@]}"; do
+    for pid in "${stopping[@]}"; do
         wait "$pid" 2>/dev/null
     done
     if [[ -n "${T:-}" && -d "$T" ]]; then
