@@ -142,7 +142,7 @@ def union(intervals):
     return merged
 
 
-def cpu_figures(samples, waits, applied, ended):
+def cpu_figures(samples, waits, applied, ended, last_request=None, ideal=None):
     spans = union(waits)
     waited = sum(end - start for start, end in spans)
     idle = sum(samples.between(samples.idle, start, end) for start, end in spans)
@@ -155,6 +155,17 @@ def cpu_figures(samples, waits, applied, ended):
         print("the rollout (%.1f s to the last slot freed) against all the CPU the machine used over it "
               "(%.1f s busy, %.1f s idle) / %d cores = %.1f s: ratio %.2f (goal <= 1.10 where CPU-bound)"
               % (ended - applied, busy, idle_all, cores, busy / cores, (ended - applied) / (busy / cores)))
+        # Whether a case is CPU-bound here, whatever coordination does: the CPU the run used
+        # against the time its ideal gives, and how busy the cores were while nodes still staged.
+        if ideal:
+            print("  that CPU on %d cores is %.0f%% of the ideal's %.1f s: a rollout within 1.10 x the ideal keeps "
+                  "the cores busy at least %.0f%% of it" % (cores, 100 * busy / cores / ideal, ideal,
+                                                             100 * busy / cores / (1.10 * ideal)))
+        if last_request is not None and last_request > applied:
+            staging_busy = samples.between(samples.busy, applied, last_request)
+            print("  from `kubectl apply` to the last node's request (%.1f s: every node staging, the first waves "
+                  "holding) the cores were busy %.0f%%"
+                  % (last_request - applied, 100 * staging_busy / ((last_request - applied) * cores)))
 
 
 def main():
@@ -167,6 +178,7 @@ def main():
     parser.add_argument("--stage-ahead", action="store_true")
     parser.add_argument("--slot-seconds", type=float, help="the slot time (BENCH_SLOT_SECONDS)")
     parser.add_argument("--cpu-samples", help="cpu_sampler.py's record of the machine's CPU")
+    parser.add_argument("--ideal", type=float, help="the rollout's ideal time (bench/rollout/run)")
     args = parser.parse_args()
     shim, generation = args.shim, args.generation
 
@@ -291,7 +303,8 @@ def main():
             print("  handoffs in it: %d, %s" % (len(steady), spread(steady)))
     if args.cpu_samples:
         freed = [g["freed"] for g in grants.values() if g["freed"] is not None]
-        cpu_figures(CpuSamples(args.cpu_samples), waits, args.applied, max(freed) if freed else None)
+        cpu_figures(CpuSamples(args.cpu_samples), waits, args.applied, max(freed) if freed else None,
+                    max(began_to_wait.values()) if began_to_wait else None, args.ideal)
 
 
 if __name__ == "__main__":
