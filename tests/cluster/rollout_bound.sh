@@ -112,6 +112,10 @@ done
 released=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/release_with_report.py" "$T/nodes.events" demo 1) ||
     fail "a release and its report were separate writes: $released"
 echo "$released"
+# And one write says `installing` and marks the slot committing, before the first change.
+committing=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/committing_with_report.py" "$T/nodes.events" demo 1) ||
+    fail "a committing mark and the report before the change were separate writes: $committing"
+echo "$committing"
 retaken=$(cat "$T"/roots/node-[1-8].log | grep -c 'slot demo-slot-.* was taken too long ago to use without a renewal: taking its grant again' || true)
 echo "grants of demo taken again by node-1..8 (claims aged): $retaken"
 ((retaken > 0)) || fail "no node-1..8 took an aged claim's grant again: the path was not exercised"

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# A slot whose release was to go with the Node report goes all the same when that report fails.
-# Two agents (sandbox roots), a rolling Shim with maxUpdate 1. node-1's report after its
-# transaction fails (fault switch report-after-fails, as if the API server refused it): its agent
-# then releases the slot in a write of its own, so its entry says done and the coordinator frees
-# the slot at once (not a lease later); both nodes roll out, one at a time, and node-1's next
-# report says what it runs.
+# A slot whose committing mark and release were to go with the Node reports is marked and released
+# all the same when those reports fail. Two agents (sandbox roots), a rolling Shim with maxUpdate 1.
+# node-1's report before its change is never sent (fault switch label-patch-fails): its agent then
+# marks the slot committing in a write of its own, or it could not change at all; its report after
+# the transaction fails (report-after-fails, as if the API server refused it): its agent then
+# releases the slot in a write of its own, so its entry says done and the coordinator frees the
+# slot at once (not a lease later). Both nodes roll out, one at a time; node-2's mark goes with its
+# `installing`; node-1's next report says what it runs.
 # seconds-about: 30
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
 rollout_testbed
 nodes=(node-1 node-2)
-SHIMKEEPER_FAULT_SWITCH=report-after-fails rollout_agents 1 1 rollout=yes
+SHIMKEEPER_FAULT_SWITCH=label-patch-fails,report-after-fails rollout_agents 1 1 rollout=yes
 rollout_agents 2 2 rollout=yes
 kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
@@ -25,6 +27,8 @@ kube_wait_for 90 released_alone ||
     fail "node-1 did not release its slot on its own after its report failed: $(grep 'rollout:' "$T/roots/node-1.log" | tail -n 10)"
 grep -q 'SHIMKEEPER_FAULT_SWITCH=report-after-fails' "$T/roots/node-1.log" ||
     fail "node-1's report never failed: the path was not exercised"
+grep -q 'SHIMKEEPER_FAULT_SWITCH=label-patch-fails' "$T/roots/node-1.log" ||
+    fail "node-1's report before the change was sent: the path was not exercised"
 both_done() { rollout_finished_on demo 1 "${nodes[@]}" && [[ -z "$(rollout_slot_holders)" ]]; }
 kube_wait_for 90 both_done ||
     fail "not both nodes finished demo: $(for n in "${nodes[@]}"; do echo "$n $(rollout_annotation "$n" demo)"; done)"
@@ -33,6 +37,16 @@ kube_wait_for 90 both_done ||
 released=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/release_with_report.py" "$T/nodes.events" demo 1 || true)
 grep -qx 'released without a report in the same write (1): node-1' <<<"$released" ||
     fail "node-1's release is not in the record as a write of its own: $released"
-report=$(rollout_check demo 1 "" --nodes "${nodes[*]}") || fail "the rollout broke its bound: $report"
+marks=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/committing_with_report.py" "$T/nodes.events" demo 1 || true)
+if ! grep -qx 'committing marks of demo generation 1: 2, in the same write as installing: 1' <<<"$marks" ||
+    ! grep -q '^marked apart from installing (1): node-1(' <<<"$marks"; then
+    fail "node-1's mark is not in the record as a write of its own beside node-2's with its report: $marks"
+fi
+# node-1 never said `installing` (its report before the change was never sent), so the record
+# shows node-2's change only; node-1's log shows its slot around its change.
+report=$(rollout_check demo 1 "" --nodes node-2) || fail "the rollout broke its bound: $report"
+rollout_log_order "$T/roots/node-1.log" demo ||
+    fail "node-1's log lacks slot, change, release in order: $(grep 'rollout:' "$T/roots/node-1.log" | tail -n 10)"
 echo "$report"
-pass "node-1's report failed and its slot went in a write of its own; both nodes rolled out one at a time"
+echo "$marks"
+pass "node-1's reports failed and its slot was marked and released in writes of their own; both nodes rolled out one at a time"

@@ -165,6 +165,39 @@ TEST_F(SlotKeeperTest, AReleaseForTheReportIsDoneAndItsGrantIsNeverTakenAgain) {
     EXPECT_FALSE(again->has_value()) << "a grant released with the report was taken back";
 }
 
+// A committing mark that the Node report carried (rollout_gate.hpp): the keeper writes nothing
+// itself, and the slot counts as committed only once the grant, read after, is still this node's.
+TEST_F(SlotKeeperTest, AMarkCarriedByAnotherWriteIsConfirmedOnlyByReadingTheGrantAfter) {
+    const json lease = grant(k_me);
+    auto held = take(lease).value().value();
+    held.committing = std::chrono::seconds(40);
+    const model::SlotHold carried = SlotKeeper::renewed_hold(held);
+    EXPECT_EQ(carried.committing, std::chrono::seconds(40));
+    EXPECT_FALSE(carried.renewed.empty());
+    const auto writes = api.calls_of("merge_patch", "nodes").size();
+    const auto gets = api.calls_of("get", "leases").size();
+    const auto sent = std::chrono::steady_clock::now();
+    ASSERT_TRUE(keeper.confirm_written(held, carried, sent));
+    EXPECT_EQ(api.calls_of("merge_patch", "nodes").size(), writes)
+        << "the report writes the entry, not the keeper";
+    EXPECT_EQ(api.calls_of("get", "leases").size(), gets + 1);
+    EXPECT_EQ(held.hold, carried);
+    EXPECT_EQ(held.confirmed, sent);
+    EXPECT_EQ(why_slot_not_committed(held, sent), std::nullopt);
+
+    // The grant revoked meanwhile: not confirmed, and the transaction may not go on.
+    auto revoked = take(lease).value().value();
+    revoked.committing = std::chrono::seconds(40);
+    json changed = *api.find(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease));
+    changed["metadata"]["annotations"][std::string(model::k_slot_revoked_key)] = "test";
+    api.put(kubeapi::leases_resource(), k_ns, changed);
+    const auto refused = keeper.confirm_written(revoked, SlotKeeper::renewed_hold(revoked), sent);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), util::ErrorCode::conflict);
+    EXPECT_NE(revoked.lost.find("revoked"), std::string::npos) << revoked.lost;
+    EXPECT_TRUE(why_slot_not_committed(revoked, std::chrono::steady_clock::now()));
+}
+
 TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
     target.shim = "refused-here"; // the notices are per process: a Shim of this test alone
     const json lease = grant(k_me);

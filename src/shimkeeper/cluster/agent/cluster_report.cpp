@@ -165,10 +165,11 @@ std::unique_ptr<ClusterReport> ClusterReport::create(const ClusterSource& cluste
         new ClusterReport(cluster, store, log, *cluster.last_reading()));
 }
 
-util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& plan,
-                                                  const store::StoreState& state) {
+util::Expected<bool> ClusterReport::before_change(const reconcile::NodePlan& plan,
+                                                  const store::StoreState& state,
+                                                  std::vector<model::SlotHold> committing) {
     if (reconcile::fault_switch("handler-before-label")) {
-        return {}; // the broken order, for tests of the tests only (fault.hpp)
+        return false; // the broken order, for tests of the tests only (fault.hpp)
     }
     NodeReport report = report_before_change(m_reading, plan, state);
     if (reconcile::fault_switch("label-before-serving")) { // tests only (fault.hpp)
@@ -180,6 +181,7 @@ util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& pla
             }
         }
     }
+    report.committing = std::move(committing);
     util::Expected<void> sent;
     if (reconcile::fault_switch("label-patch-fails")) { // tests only (fault.hpp)
         sent = util::fail(util::ErrorCode::network,
@@ -189,7 +191,7 @@ util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& pla
         sent = m_reporter.publish(report);
     }
     if (sent) {
-        return {};
+        return !report.committing.empty();
     }
     const auto must_go = labels_to_take_off_first(m_reading, plan, report);
     if (!must_go.empty()) {
@@ -201,12 +203,14 @@ util::Expected<void> ClusterReport::before_change(const reconcile::NodePlan& pla
                               " (nothing was changed; a later run tries again)"));
     }
     m_log.warning(sent.error().message());
-    return {};
+    return false;
 }
 
 void ClusterReport::attach(reconcile::Node& node) {
-    node.before_change = [this](const reconcile::NodePlan& plan, const store::StoreState& state) {
-        return before_change(plan, state);
+    node.before_change = [this](const reconcile::NodePlan& plan,
+                                const store::StoreState& state) -> util::Expected<void> {
+        TRY(before_change(plan, state));
+        return {};
     };
 }
 

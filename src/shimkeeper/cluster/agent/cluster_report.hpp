@@ -45,6 +45,13 @@ public:
 
     // Hooks the before-change report into the transaction.
     void attach(reconcile::Node& node);
+    // The before-change report (what attach() hooks in), carrying `committing`, the rollout
+    // gate's slot entries with their committing marks, in the same write (NodeReport). True
+    // when that write was sent and carried them; false when none was (the report failed, which
+    // only a change that must take a label off first turns into an error).
+    util::Expected<bool> before_change(const reconcile::NodePlan& plan,
+                                       const store::StoreState& state,
+                                       std::vector<model::SlotHold> committing = {});
     // After the transaction (or its refusal): reads the store to tell what the node runs.
     // `waiting`: Shims held back for a rollout slot (rollout_gate.hpp): the Node keeps saying
     // what it said of them. `blocked`: removals that wait for pods (removal_guard.hpp): no label,
@@ -66,9 +73,6 @@ private:
                   ClusterReading reading)
         : m_store(store), m_log(log), m_reading(std::move(reading)),
           m_reporter(cluster, m_reading, log) {}
-
-    util::Expected<void> before_change(const reconcile::NodePlan& plan,
-                                       const store::StoreState& state);
 
     const store::Store& m_store;
     const util::Log& m_log;

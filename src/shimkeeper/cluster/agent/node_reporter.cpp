@@ -23,8 +23,10 @@ std::vector<kubeapi::ObjectReference> NodeReporter::shims_reported(const NodeRep
             names.insert(name);
         }
     }
-    for (const model::SlotHold& hold : report.releases) {
-        names.insert(hold.shim);
+    for (const auto* holds : {&report.releases, &report.committing}) {
+        for (const model::SlotHold& hold : *holds) {
+            names.insert(hold.shim);
+        }
     }
     std::vector<kubeapi::ObjectReference> out;
     for (const auto& name : names) {
@@ -86,8 +88,10 @@ void NodeReporter::warn_about_new_failures(const NodeReport& report) {
 }
 
 util::Expected<void> NodeReporter::publish(const NodeReport& report) {
+    std::vector<model::SlotHold> holds = report.releases;
+    holds.insert(holds.end(), report.committing.begin(), report.committing.end());
     const auto patch = model::with_slot_holds(
-        model::node_patch(m_keys, report.wanted, report.forget, report.requests), report.releases);
+        model::node_patch(m_keys, report.wanted, report.forget, report.requests), holds);
     if (!patch) {
         return {};
     }

@@ -30,6 +30,10 @@ struct NodeReport {
     // write of the Node says the outcome and frees the slots. A report with releases is always
     // written.
     std::vector<model::SlotHold> releases;
+    // Rollout slots renewed with this report, each with its committing mark (rollout_gate.hpp):
+    // the report before the change and the node's mark that it is past its point of no return
+    // in one write. A report with such entries is always written.
+    std::vector<model::SlotHold> committing;
 };
 
 class NodeReporter {

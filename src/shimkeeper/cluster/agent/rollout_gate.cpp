@@ -383,15 +383,24 @@ std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& ou
     return {blamed.begin(), blamed.end()};
 }
 
-void RolloutGate::attach(reconcile::Node& node) {
-    node.before_change = [this, earlier = std::move(node.before_change)](
-                             const reconcile::NodePlan& plan,
-                             const store::StoreState& state) -> util::Expected<void> {
+void RolloutGate::attach(reconcile::Node& node, ReportCarrying report) {
+    node.before_change =
+        [this, earlier = std::move(node.before_change),
+         report = std::move(report)](const reconcile::NodePlan& plan,
+                                     const store::StoreState& state) -> util::Expected<void> {
         // Before the Node report (a node without a slot does not say `installing`) and again
         // after it (that is a request, and may take long): the last check is as close to the
         // first change as it gets.
         TRY(confirm_fresh_slots());
-        if (earlier) {
+        if (report && m_renewal) {
+            if (TRY(report_with_committing_marks(report, plan, state))) {
+                return refuse_unless_every_slot(m_renewal->held(), why_slot_not_committed);
+            }
+            return mark_slots_committing();
+        }
+        if (report) {
+            TRY(report(plan, state, {}));
+        } else if (earlier) {
             TRY(earlier(plan, state));
         }
         return mark_slots_committing();
@@ -416,6 +425,46 @@ util::Expected<void> RolloutGate::mark_slots_committing() {
     return refuse_unless_every_slot(
         m_renewal->renew_committing(m_longest_commit, model::slot_timing::fresh_for),
         why_slot_not_committed);
+}
+
+util::Expected<bool> RolloutGate::report_with_committing_marks(const ReportCarrying& report,
+                                                               const reconcile::NodePlan& plan,
+                                                               const store::StoreState& state) {
+    // No renewal round may run meanwhile: one sent without the mark and answered after the
+    // report would take the mark off the Node again. A round takes milliseconds on a healthy
+    // API server; one still in flight after a second leaves the mark to a write of its own
+    // (mark_slots_committing, with its own bound).
+    SlotRenewal::Paused paused = m_renewal->pause(std::chrono::seconds(1));
+    if (!paused.holds_rounds_off()) {
+        TRY(report(plan, state, {}));
+        return false;
+    }
+    std::vector<HeldSlot> held = paused.held();
+    std::vector<model::SlotHold> entries;
+    for (HeldSlot& slot : held) {
+        slot.committing = std::max(slot.committing, m_longest_commit);
+        if (!slot.gone) {
+            entries.push_back(SlotKeeper::renewed_hold(slot));
+        }
+    }
+    const auto sent = std::chrono::steady_clock::now();
+    if (!TRY(report(plan, state, entries))) {
+        return false;
+    }
+    SlotKeeper keeper(m_client, m_cluster.settings().namespace_name, m_cluster.node_name());
+    auto entry = entries.begin();
+    for (HeldSlot& slot : held) {
+        if (slot.gone) {
+            continue;
+        }
+        // As a renewal round does: a grant no longer this node's is said in `lost`, and
+        // refuse_unless_every_slot() then stops the transaction.
+        if (auto confirmed = keeper.confirm_written(slot, *entry++, sent); !confirmed) {
+            m_log.warning("rollout: " + confirmed.error().message(), {.shim = slot.target.shim});
+        }
+    }
+    paused.committed(std::move(held), m_longest_commit);
+    return true;
 }
 
 util::Expected<void> RolloutGate::refuse_unless_every_slot(

@@ -29,6 +29,7 @@
 #include "shimkeeper/store/store.hpp"
 #include "shimkeeper/util/log.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -114,10 +115,17 @@ public:
     // The Shims this gate held a slot for (after finish(): whatever became of them). A node
     // that waits for one of them again asks anew (slot_grant.hpp).
     const std::set<std::string>& held_shims() const { return m_held_shims; }
+    // The Node report before the change, carrying the slots' entries with their committing
+    // marks in its write: true when it was sent with them (ClusterReport::before_change).
+    using ReportCarrying = std::function<util::Expected<bool>(
+        const reconcile::NodePlan&, const store::StoreState&, std::vector<model::SlotHold>)>;
     // Makes `node`'s before_change (kept) also refuse a transaction that would pass its point
     // of no return without a fresh slot for every Shim it holds one for, and hears what a
-    // refusal is about (Node::refused_about).
-    void attach(reconcile::Node& node);
+    // refusal is about (Node::refused_about). With `report` (which then stands for the kept
+    // before_change), the committing mark of the slots held goes in the report's write: one
+    // write of the Node says `installing` and that the node is past its point of no return; a
+    // report that did not carry it leaves the renewal thread to write the mark on its own.
+    void attach(reconcile::Node& node, ReportCarrying report = nullptr);
     // Releases the slots held (the transaction committed, or failed for another reason than
     // their Shim) or marks failed those of the Shims the failure is about. A failure is marked
     // at once, on its own: it halts a rollout. With `release_with_report`, the releases wait for
@@ -153,6 +161,10 @@ private:
     // The last check before the first change: every slot renewed with its committing mark
     // (m_longest_commit), confirmed, and fresh.
     util::Expected<void> mark_slots_committing();
+    // The report's write carrying the committing marks (attach()); false when it did not.
+    util::Expected<bool> report_with_committing_marks(const ReportCarrying& report,
+                                                      const reconcile::NodePlan& plan,
+                                                      const store::StoreState& state);
     util::Expected<void> refuse_unless_every_slot(
         const std::vector<HeldSlot>& slots,
         std::optional<std::string> (*why_not)(const HeldSlot&,

@@ -5,6 +5,7 @@
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <set>
@@ -197,19 +198,29 @@ util::Expected<std::string> SlotKeeper::fail(const HeldSlot& held, const std::st
     return hold.lease;
 }
 
-util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
+model::SlotHold SlotKeeper::renewed_hold(const HeldSlot& held) {
     model::SlotHold hold = held.hold;
     hold.renewed = kubeapi::micro_time(std::chrono::system_clock::now());
     hold.committing = held.committing;
+    return hold;
+}
+
+util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
+    const model::SlotHold hold = renewed_hold(held);
     const auto sent = std::chrono::steady_clock::now();
     TRY(write(hold, "renewing"));
-    held.hold = hold;
+    return confirm_written(held, hold, sent);
+}
+
+util::Expected<void> SlotKeeper::confirm_written(HeldSlot& held, const model::SlotHold& written,
+                                                 std::chrono::steady_clock::time_point sent) {
+    held.hold = written;
     if (!TRY(read_grant(held))) {
         return util::fail(util::ErrorCode::conflict,
-                          "renewing rollout slot " + hold.lease + ": " + held.lost);
+                          "renewing rollout slot " + written.lease + ": " + held.lost);
     }
     held.confirmed = sent;
-    held.confirmed_committing = hold.committing;
+    held.confirmed_committing = written.committing;
     return {};
 }
 
@@ -251,7 +262,24 @@ std::vector<HeldSlot> SlotRenewal::renew_committing(std::chrono::seconds allowan
     return m_held;
 }
 
+std::vector<HeldSlot> SlotRenewal::Paused::held() const {
+    std::lock_guard lock(m_renewal.m_mutex);
+    return m_renewal.m_held;
+}
+
+void SlotRenewal::Paused::committed(std::vector<HeldSlot> held, std::chrono::seconds allowance) {
+    std::lock_guard lock(m_renewal.m_mutex);
+    for (HeldSlot& slot : held) {
+        slot.committing = std::max(slot.committing, allowance);
+    }
+    m_renewal.m_held = std::move(held);
+    m_renewal.m_committing = allowance;
+    m_renewal.m_committing_confirmed = true;
+    m_renewal.m_round_ended.notify_all();
+}
+
 void SlotRenewal::renew_round(const std::atomic<bool>& stopping) {
+    std::lock_guard rounds(m_round);
     // Renewed on a copy, without the lock: a request can hang for as long as the client lets it,
     // and the gate must still read how fresh each slot is meanwhile.
     std::vector<HeldSlot> renewing;

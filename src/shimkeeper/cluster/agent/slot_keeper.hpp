@@ -90,6 +90,13 @@ public:
     // grant read; updates held.lease, held.confirmed and held.confirmed_committing, or sets
     // held.lost when the grant is no longer this node's.
     util::Expected<void> renew(HeldSlot& held);
+    // The entry a renewal writes: `held`'s, its `renewed` now, with its committing mark.
+    static model::SlotHold renewed_hold(const HeldSlot& held);
+    // The rest of a renewal whose entry, `written`, went in another write of the Node sent at
+    // `sent` (the Node report before the change, rollout_gate.hpp): reads the grant and updates
+    // `held` as renew() does.
+    util::Expected<void> confirm_written(HeldSlot& held, const model::SlotHold& written,
+                                         std::chrono::steady_clock::time_point sent);
 
 private:
     util::Expected<void> write(const model::SlotHold& hold, const std::string& what);
@@ -123,12 +130,36 @@ public:
     std::vector<HeldSlot> renew_committing(std::chrono::seconds allowance,
                                            std::chrono::milliseconds wait);
 
+    // Holds the thread's rounds off, after the one in flight if any (waited for at most
+    // `wait`), for as long as it lives: for a committing mark that another write of the Node
+    // carries (the Node report before the change, rollout_gate.hpp), which no renewal without
+    // the mark may overtake.
+    class Paused {
+    public:
+        // False when the round in flight did not end within the wait: nothing is held off.
+        bool holds_rounds_off() const { return m_rounds.owns_lock(); }
+        // The slots as the last round left them.
+        std::vector<HeldSlot> held() const;
+        // The slots as that write and SlotKeeper::confirm_written left them; every later round
+        // carries `allowance` as their committing mark, as after renew_committing.
+        void committed(std::vector<HeldSlot> held, std::chrono::seconds allowance);
+
+    private:
+        friend class SlotRenewal;
+        Paused(SlotRenewal& renewal, std::chrono::milliseconds wait)
+            : m_renewal(renewal), m_rounds(renewal.m_round, wait) {}
+        SlotRenewal& m_renewal;
+        std::unique_lock<std::timed_mutex> m_rounds;
+    };
+    Paused pause(std::chrono::milliseconds wait) { return Paused(*this, wait); }
+
 private:
     void renew_round(const std::atomic<bool>& stopping);
 
     kubeapi::Client m_client;
     SlotKeeper m_keeper;
     util::Log m_log;
+    std::timed_mutex m_round; // held by a round, or by Paused; taken before m_mutex
     mutable std::mutex m_mutex;
     std::condition_variable m_round_ended;
     // renew_committing's request: the allowance, and whether a round has carried it yet.

@@ -14,7 +14,14 @@ util::Expected<spec::DesiredShims> TransactionHooks::admit(reconcile::Node& node
         return std::move(guarded.desired);
     }
     spec::DesiredShims admitted = TRY(m_gate->admit(guarded.desired));
-    m_gate->attach(node);
+    RolloutGate::ReportCarrying report;
+    if (m_report) {
+        report = [this](const reconcile::NodePlan& plan, const store::StoreState& state,
+                        std::vector<model::SlotHold> committing) {
+            return m_report->before_change(plan, state, std::move(committing));
+        };
+    }
+    m_gate->attach(node, std::move(report));
     return admitted;
 }
 

@@ -3,8 +3,10 @@
 //   1. the Node report's hook on the node (labels off before the first change);
 //   2. removals that wait for pods held back (such a removal takes no rollout slot);
 //   3. the rollout gate's admission, then its hook, which wraps the report's: a slot is confirmed
-//      fresh before and after the report's write. Attached the other way round, the report's
-//      hook would replace the gate's and the freshness check would silently go;
+//      fresh before and after the report's write, which carries the slots' committing marks
+//      (one write of the Node says `installing` and that the node is past its point of no
+//      return). Attached the other way round, the report's hook would replace the gate's and the
+//      freshness check would silently go;
 //   4. after the transaction, the gate's slots of the Shims the failure is about said failed at
 //      once, before
 //   5. the Node report of the outcome, which also releases the other slots held: one write of
