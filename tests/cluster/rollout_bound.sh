@@ -6,7 +6,8 @@
 # resourceVersion) must show: never more than 3 slot holders, exactly 3 at some point, every node
 # taking one slot once, and no node starting its change (annotation `installing`) without a slot;
 # each agent's log has slot, change, release in that order; each node's release and its report of
-# the outcome are one write of its Node. Then a second Shim on 10 of the nodes
+# the outcome are one write of its Node, and so are its committing mark and its `installing`
+# before the change. Then a second Shim on 10 of the nodes
 # with maxUpdate 2 is installed and deleted: the uninstall follows the same bound, each node's label
 # goes while it holds a slot (before its removal), the RuntimeClass and the object go after the last
 # node. node-1..8 run with every slot their watch took looking too old for the reconcile to use

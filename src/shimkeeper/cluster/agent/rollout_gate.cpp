@@ -436,6 +436,8 @@ util::Expected<bool> RolloutGate::report_with_committing_marks(const ReportCarry
     // (mark_slots_committing, with its own bound).
     SlotRenewal::Paused paused = m_renewal->pause(std::chrono::seconds(1));
     if (!paused.holds_rounds_off()) {
+        m_log.debug("rollout: a renewal round of the slots is still on its way: the committing "
+                    "mark goes in a write of its own after the Node report");
         TRY(report(plan, state, {}));
         return false;
     }
