@@ -158,9 +158,11 @@ def cpu_figures(samples, waits, applied, ended, last_request=None, ideal=None):
         # Whether a case is CPU-bound here, whatever coordination does: the CPU the run used
         # against the time its ideal gives, and how busy the cores were while nodes still staged.
         if ideal:
-            print("  that CPU on %d cores is %.0f%% of the ideal's %.1f s: a rollout within 1.10 x the ideal keeps "
-                  "the cores busy at least %.0f%% of it" % (cores, 100 * busy / cores / ideal, ideal,
-                                                             100 * busy / cores / (1.10 * ideal)))
+            needed = busy / cores / (1.10 * ideal)
+            print("  that CPU on %d cores is %.0f%% of the ideal's %.1f s: %s" % (
+                cores, 100 * busy / cores / ideal, ideal,
+                "a rollout within 1.10 x the ideal keeps the cores busy at least %.0f%% of it" % (100 * needed)
+                if needed <= 1 else "no rollout within 1.10 x the ideal fits on these cores"))
         if last_request is not None and last_request > applied:
             staging_busy = samples.between(samples.busy, applied, last_request)
             print("  from `kubectl apply` to the last node's request (%.1f s: every node staging, the first waves "

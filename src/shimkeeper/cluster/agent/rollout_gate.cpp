@@ -398,9 +398,7 @@ void RolloutGate::attach(reconcile::Node& node, ReportCarrying report) {
             }
             return mark_slots_committing();
         }
-        if (report) {
-            TRY(report(plan, state, {}));
-        } else if (earlier) {
+        if (earlier) { // without slots held, the report is all there is to send
             TRY(earlier(plan, state));
         }
         return mark_slots_committing();

@@ -121,8 +121,8 @@ public:
         const reconcile::NodePlan&, const store::StoreState&, std::vector<model::SlotHold>)>;
     // Makes `node`'s before_change (kept) also refuse a transaction that would pass its point
     // of no return without a fresh slot for every Shim it holds one for, and hears what a
-    // refusal is about (Node::refused_about). With `report` (which then stands for the kept
-    // before_change), the committing mark of the slots held goes in the report's write: one
+    // refusal is about (Node::refused_about). With `report` (the kept before_change's own report,
+    // able to carry slot entries), the committing mark of the slots held goes in its write: one
     // write of the Node says `installing` and that the node is past its point of no return; a
     // report that did not carry it leaves the renewal thread to write the mark on its own.
     void attach(reconcile::Node& node, ReportCarrying report = nullptr);

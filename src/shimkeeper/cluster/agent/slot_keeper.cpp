@@ -269,9 +269,6 @@ std::vector<HeldSlot> SlotRenewal::Paused::held() const {
 
 void SlotRenewal::Paused::committed(std::vector<HeldSlot> held, std::chrono::seconds allowance) {
     std::lock_guard lock(m_renewal.m_mutex);
-    for (HeldSlot& slot : held) {
-        slot.committing = std::max(slot.committing, allowance);
-    }
     m_renewal.m_held = std::move(held);
     m_renewal.m_committing = allowance;
     m_renewal.m_committing_confirmed = true;

@@ -140,8 +140,9 @@ public:
         bool holds_rounds_off() const { return m_rounds.owns_lock(); }
         // The slots as the last round left them.
         std::vector<HeldSlot> held() const;
-        // The slots as that write and SlotKeeper::confirm_written left them; every later round
-        // carries `allowance` as their committing mark, as after renew_committing.
+        // The slots as that write and SlotKeeper::confirm_written left them (each with its
+        // committing mark); every later round carries `allowance` as their mark, as after
+        // renew_committing.
         void committed(std::vector<HeldSlot> held, std::chrono::seconds allowance);
 
     private:
