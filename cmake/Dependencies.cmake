@@ -2,6 +2,8 @@
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
+# Inflates gzip artifacts (src/shimkeeper/archive/gzip_inflater.hpp says why).
+pkg_check_modules(LIBISAL REQUIRED IMPORTED_TARGET libisal)
 # kubeconfig only (src/shimkeeper/kubeapi); the API itself speaks JSON.
 pkg_check_modules(YAMLCPP REQUIRED IMPORTED_TARGET yaml-cpp)
 # The coordinator's probes and /metrics (src/shimkeeper/httpserve) only.

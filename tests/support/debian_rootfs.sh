@@ -20,7 +20,7 @@ k_debian_rootfs_suite=bookworm
 # Also, for the tests that need them: python3 and python3-apt (Ansible's target side and its apt
 # module), prometheus-node-exporter (metrics read inside a booted node), cloud-init (disabled by
 # /etc/cloud/cloud-init.disabled; the cloud-init test deletes that file in its copy).
-k_debian_rootfs_packages=systemd,systemd-sysv,dbus,libpam-systemd,containerd,runc,iproute2,ca-certificates,procps,busybox-static,libarchive13,libcurl4,libprotobuf-lite32,libssl3,libtomlplusplus3,libyaml-cpp0.7,libcpp-httplib0.11,python3,python3-apt,prometheus-node-exporter,cloud-init
+k_debian_rootfs_packages=systemd,systemd-sysv,dbus,libpam-systemd,containerd,runc,iproute2,ca-certificates,procps,busybox-static,libarchive13,libisal2,libcurl4,libprotobuf-lite32,libssl3,libtomlplusplus3,libyaml-cpp0.7,libcpp-httplib0.11,python3,python3-apt,prometheus-node-exporter,cloud-init
 
 # debian_mirror: the first Debian archive this machine's apt sources name (deb822 or one-line).
 debian_mirror() {

@@ -1,6 +1,6 @@
 #include "shimkeeper/archive/unpack.hpp"
 
-#include "shimkeeper/archive/archive_handles.hpp"
+#include "shimkeeper/archive/archive_reader.hpp"
 #include "shimkeeper/archive/bare_artifact.hpp"
 #include "shimkeeper/archive/budget.hpp"
 #include "shimkeeper/archive/safe_tree.hpp"
@@ -25,7 +25,7 @@ namespace {
 // public header leaves undefined; on Linux (no EFTYPE) libarchive defines it as EILSEQ.
 constexpr int k_errno_not_an_archive = EILSEQ;
 
-util::Expected<UnpackedFile> write_regular(struct archive* reader, struct archive_entry* entry,
+util::Expected<UnpackedFile> write_regular(const ArchiveReader& reader, struct archive_entry* entry,
                                            const std::string& path, SafeTree& tree,
                                            Budget& budget) {
     if (archive_entry_size_is_set(entry) != 0 && archive_entry_size(entry) >= 0 &&
@@ -39,9 +39,9 @@ util::Expected<UnpackedFile> write_regular(struct archive* reader, struct archiv
     std::array<char, k_block_size> buffer{};
     std::uint64_t size = 0;
     for (;;) {
-        la_ssize_t n = archive_read_data(reader, buffer.data(), buffer.size());
+        la_ssize_t n = archive_read_data(reader.get(), buffer.data(), buffer.size());
         if (n < 0) {
-            return std::unexpected(archive_failure(reader, "cannot read entry '" + path + "'"));
+            return std::unexpected(reader.failure("cannot read entry '" + path + "'"));
         }
         if (n == 0) {
             break;
@@ -69,21 +69,20 @@ const char* refused_type(mode_t type) {
     }
 }
 
-util::Expected<UnpackResult> unpack_entries(struct archive* reader, const fs::path& artifact,
+util::Expected<UnpackResult> unpack_entries(const ArchiveReader& reader, const fs::path& artifact,
                                             SafeTree& tree, Budget& budget) {
     UnpackResult result{{}, true};
     std::set<std::string> seen;
     std::uint64_t count = 0;
     for (;;) {
         struct archive_entry* entry = nullptr;
-        int rc = archive_read_next_header(reader, &entry);
+        int rc = archive_read_next_header(reader.get(), &entry);
         if (rc == ARCHIVE_EOF) {
             return result;
         }
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-            return std::unexpected(archive_failure(reader, "cannot read " + artifact.string() +
-                                                               " after " + std::to_string(count) +
-                                                               " entries"));
+            return std::unexpected(reader.failure("cannot read " + artifact.string() + " after " +
+                                                  std::to_string(count) + " entries"));
         }
         if (++count > budget.limits().max_entries) {
             return util::fail(util::ErrorCode::archive,
@@ -163,17 +162,16 @@ util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& de
         magic.starts_with("#!")) {
         return copy_bare_executable(artifact, tree, bare_name, budget);
     }
-    ArchiveReadPtr reader(archive_read_new());
-    if (!reader) {
+    ArchiveReader reader;
+    if (reader.get() == nullptr) {
         return util::fail(util::ErrorCode::internal, "archive_read_new failed (out of memory)");
     }
     archive_read_support_filter_all(reader.get());
     archive_read_support_format_tar(reader.get());
     archive_read_support_format_zip(reader.get());
-    if (archive_read_open_filename(reader.get(), artifact.c_str(), k_block_size) != ARCHIVE_OK) {
-        if (archive_errno(reader.get()) != k_errno_not_an_archive) {
-            return std::unexpected(
-                archive_failure(reader.get(), "cannot read " + artifact.string()));
+    if (TRY(reader.open_file(artifact)) != ARCHIVE_OK) {
+        if (reader.gzip_failed() || archive_errno(reader.get()) != k_errno_not_an_archive) {
+            return std::unexpected(reader.failure("cannot read " + artifact.string()));
         }
         if (auto filter = compression_filter_of(artifact)) {
             return util::fail(util::ErrorCode::archive,
@@ -183,9 +181,12 @@ util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& de
         }
         return copy_bare_executable(artifact, tree, bare_name, budget);
     }
-    auto result = unpack_entries(reader.get(), artifact, tree, budget);
+    auto result = unpack_entries(reader, artifact, tree, budget);
+    if (result && !reader.read_gzip_to_end()) {
+        return std::unexpected(reader.failure("cannot read " + artifact.string()));
+    }
     if (result && archive_read_close(reader.get()) != ARCHIVE_OK) {
-        return std::unexpected(archive_failure(reader.get(), "cannot read " + artifact.string()));
+        return std::unexpected(reader.failure("cannot read " + artifact.string()));
     }
     return result;
 }

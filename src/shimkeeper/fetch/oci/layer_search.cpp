@@ -1,6 +1,6 @@
 #include "shimkeeper/fetch/oci/layer_search.hpp"
 
-#include "shimkeeper/archive/archive_handles.hpp"
+#include "shimkeeper/archive/archive_reader.hpp"
 #include "shimkeeper/archive/entry_path.hpp"
 
 #include <archive_entry.h>
@@ -29,15 +29,15 @@ std::string join(const std::string& dir, std::string_view name) {
     return dir == "." ? std::string(name) : dir + "/" + std::string(name);
 }
 
-util::Expected<void> extract_to(struct archive* reader, PartialFile& out, std::uint64_t max_size,
-                                const std::string& path) {
+util::Expected<void> extract_to(const archive::ArchiveReader& reader, PartialFile& out,
+                                std::uint64_t max_size, const std::string& path) {
     TRY(out.restart()); // a later copy of the same path in one layer wins
     std::array<char, 64 * 1024> buffer{};
     std::uint64_t total = 0;
     while (true) {
-        la_ssize_t got = archive_read_data(reader, buffer.data(), buffer.size());
+        la_ssize_t got = archive_read_data(reader.get(), buffer.data(), buffer.size());
         if (got < 0) {
-            return std::unexpected(archive::archive_failure(reader, "reading " + path));
+            return std::unexpected(reader.failure("reading " + path));
         }
         if (got == 0) {
             return {};
@@ -55,15 +55,15 @@ util::Expected<void> extract_to(struct archive* reader, PartialFile& out, std::u
 
 util::Expected<LayerSearch> search_layer(const std::filesystem::path& blob, const std::string& path,
                                          PartialFile& out, std::uint64_t max_size) {
-    archive::ArchiveReadPtr reader(archive_read_new());
-    if (!reader) {
+    archive::ArchiveReader reader;
+    if (reader.get() == nullptr) {
         return util::fail(util::ErrorCode::internal, "archive_read_new failed (out of memory)");
     }
     archive_read_support_filter_all(reader.get());
     archive_read_support_format_tar(reader.get());
-    if (archive_read_open_filename(reader.get(), blob.c_str(), 64 * 1024) != ARCHIVE_OK) {
-        return std::unexpected(
-            archive::archive_failure(reader.get(), "layer is not a tar archive"));
+    if (TRY(reader.open_file(blob)) != ARCHIVE_OK) {
+        return std::unexpected(reader.failure(reader.gzip_failed() ? "reading the layer"
+                                                                   : "layer is not a tar archive"));
     }
     LayerSearch result;
     bool found = false;
@@ -74,7 +74,7 @@ util::Expected<LayerSearch> search_layer(const std::filesystem::path& blob, cons
             break;
         }
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-            return std::unexpected(archive::archive_failure(reader.get(), "reading the layer"));
+            return std::unexpected(reader.failure("reading the layer"));
         }
         std::string_view raw = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
         while (raw.starts_with('/')) {
@@ -108,7 +108,7 @@ util::Expected<LayerSearch> search_layer(const std::filesystem::path& blob, cons
                                       (is_link ? "link" : "directory or special file") +
                                       " in the layer; set fetch path to the file itself");
             }
-            TRY(extract_to(reader.get(), out, max_size, path));
+            TRY(extract_to(reader, out, max_size, path));
             found = true;
             result = {LayerVerdict::found, {}};
         } else if (covers(*name, path) && archive_entry_filetype(entry) != AE_IFDIR && !found) {

@@ -1,0 +1,39 @@
+#include "shimkeeper/archive/archive_reader.hpp"
+
+#include "shimkeeper/archive/bare_artifact.hpp"
+#include "shimkeeper/archive/budget.hpp"
+
+namespace shimkeeper::archive {
+
+util::Expected<int> ArchiveReader::open_file(const std::filesystem::path& file) {
+    // Not TRY: GCC 12 warns (-Wmaybe-uninitialized, a false positive) about a string moved out
+    // of the statement expression.
+    const util::Expected<std::string> magic = read_magic(file);
+    if (!magic) {
+        return std::unexpected(magic.error());
+    }
+    if (!is_gzip_magic(*magic)) {
+        return archive_read_open_filename(m_reader.get(), file.c_str(), k_block_size);
+    }
+    m_inflater = TRY(GzipInflater::open(file));
+    return m_inflater->attach(m_reader.get());
+}
+
+util::Expected<void> ArchiveReader::read_gzip_to_end() {
+    while (m_inflater) {
+        if (TRY(m_inflater->next_block()).empty()) {
+            break;
+        }
+    }
+    return {};
+}
+
+util::Error ArchiveReader::failure(const std::string& context) const {
+    if (m_inflater && m_inflater->failure()) {
+        util::Error why = *m_inflater->failure();
+        return util::Error(why.code(), context + ": " + why.message(), why.sys_errno());
+    }
+    return archive_failure(m_reader.get(), context);
+}
+
+} // namespace shimkeeper::archive
