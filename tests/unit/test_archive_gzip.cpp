@@ -42,8 +42,9 @@ protected:
         ASSERT_EQ(std::system(full.c_str()), 0) << full;
     }
 
-    util::Expected<UnpackResult> unpack_file(const std::string& name) {
-        return unpack(m_dir / name, m_dir / "dest", "containerd-shim-demo-v2");
+    util::Expected<UnpackResult> unpack_file(const std::string& name,
+                                             const UnpackLimits& limits = {}) {
+        return unpack(m_dir / name, m_dir / "dest", "containerd-shim-demo-v2", limits);
     }
 
     // Every file of the source tree is in dest with the same bytes.
@@ -98,6 +99,18 @@ TEST_F(ArchiveGzip, EveryOptionalHeaderFieldIsReadPast) {
 TEST_F(ArchiveGzip, BytesAfterTheLastMemberAreIgnored) {
     sh("gzip -c a.tar > a.tar.gz && head -c 1000 /dev/zero >> a.tar.gz");
     expect_tree_unpacked(unpack_file("a.tar.gz"));
+}
+
+// Zeros after the tar's end, inflated to check the trailer: counted, and refused past the
+// unpack's total limit rather than inflated for as long as they go on.
+TEST_F(ArchiveGzip, AStreamGoingOnPastTheArchivesEndIsRefusedPastTheTotalLimit) {
+    sh("tar -C src -cf small.tar containerd-shim-demo-v2"
+       " && { cat small.tar; head -c 3000000 /dev/zero; } | gzip -c > a.tar.gz");
+    expect_refused(unpack_file("a.tar.gz", UnpackLimits{.max_total_size = 2'000'000}),
+                   "goes on for more than 2000000 bytes after the archive's end");
+    fs::remove_all(m_dir / "dest");
+    fs::create_directory(m_dir / "dest");
+    ASSERT_TRUE(unpack_file("a.tar.gz").has_value()) << "under the default limit it unpacks";
 }
 
 TEST_F(ArchiveGzip, ACutShortFileIsRefusedAsTruncated) {

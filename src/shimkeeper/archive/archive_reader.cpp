@@ -19,10 +19,18 @@ util::Expected<int> ArchiveReader::open_file(const std::filesystem::path& file) 
     return m_inflater->attach(m_reader.get());
 }
 
-util::Expected<void> ArchiveReader::read_gzip_to_end() {
+util::Expected<void> ArchiveReader::read_gzip_to_end(std::uint64_t max_bytes) {
+    std::uint64_t after_the_end = 0;
     while (m_inflater) {
-        if (TRY(m_inflater->next_block()).empty()) {
+        const auto block = TRY(m_inflater->next_block());
+        if (block.empty()) {
             break;
+        }
+        after_the_end += block.size();
+        if (after_the_end > max_bytes) {
+            return util::fail(util::ErrorCode::archive, "the gzip data goes on for more than " +
+                                                            std::to_string(max_bytes) +
+                                                            " bytes after the archive's end");
         }
     }
     return {};

@@ -5,6 +5,7 @@
 #include "shimkeeper/archive/archive_handles.hpp"
 #include "shimkeeper/archive/gzip_inflater.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 
@@ -25,8 +26,10 @@ public:
 
     // Reads what the archive format left of the gzip layer, to its last member's trailer: the
     // tar format ends at its end-of-archive blocks, and the trailers' CRC-32 and length after
-    // them are only checked once read. Nothing to do for other layers.
-    util::Expected<void> read_gzip_to_end();
+    // them are only checked once read. At most `max_bytes` inflated: a stream that goes on
+    // past the archive's end for longer is refused, not inflated for minutes. Nothing to do
+    // for other layers.
+    util::Expected<void> read_gzip_to_end(std::uint64_t max_bytes);
 
     // True once igzip found the gzip layer damaged or cut short.
     bool gzip_failed() const { return m_inflater && m_inflater->failure(); }

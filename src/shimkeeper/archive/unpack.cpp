@@ -182,8 +182,11 @@ util::Expected<UnpackResult> unpack(const fs::path& artifact, const fs::path& de
         return copy_bare_executable(artifact, tree, bare_name, budget);
     }
     auto result = unpack_entries(reader, artifact, tree, budget);
-    if (result && !reader.read_gzip_to_end()) {
-        return std::unexpected(reader.failure("cannot read " + artifact.string()));
+    if (result) {
+        if (auto end = reader.read_gzip_to_end(limits.max_total_size); !end) {
+            return std::unexpected(
+                std::move(end.error()).with_context("cannot read " + artifact.string()));
+        }
     }
     if (result && archive_read_close(reader.get()) != ARCHIVE_OK) {
         return std::unexpected(reader.failure("cannot read " + artifact.string()));
