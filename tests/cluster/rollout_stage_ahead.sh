@@ -13,7 +13,7 @@
 # slot fails there, the rollout halts, and no node has changed, nor stored the bad artifact.
 # Last, the daemon answers while it stages: with Shim held's download kept open by the server,
 # Shim quick, applied after it, is staged, granted and installed on node-1..3 all the same (their
-# status.json saying held stages before it asks, its staging thread at nice 19 beside the daemon's
+# status.json saying held stages before it asks, its staging thread at nice 10 beside the daemon's
 # at 0); held deleted stops its downloads, and nothing of
 # it stays.
 # seconds-about: 75
@@ -136,14 +136,14 @@ for node in "${background[@]}"; do
     kube_wait_for 30 says_staging_first "$node" ||
         fail "$node's status.json does not say held is staging before it asks: '$(held_wait "$node")'"
 done
-# The staging thread runs at nice 19, 20 levels below the daemon at most; the daemon keeps nice 0
+# The staging thread runs 10 nice levels below the daemon; the daemon's own threads keep nice 0
 # (field 19 of each task's stat, after the command name in parentheses).
 task_nices() { for stat in /proc/"$1"/task/*/stat; do sed 's/^.*) //' "$stat" | cut -d' ' -f17; done | sort -n | uniq -c | tr -s ' ' | paste -sd,; }
 for node in "${background[@]}"; do
     nices=$(task_nices "${ROLLOUT_PIDS[$node]}")
     [[ $(sed 's/^.*) //' "/proc/${ROLLOUT_PIDS[$node]}/stat" | cut -d' ' -f17) == 0 ]] ||
         fail "$node's main thread is not at nice 0 (tasks by nice: $nices)"
-    [[ ,$nices, == *" 19,"* ]] || fail "$node stages held with no thread at nice 19 (tasks: count nice, $nices)"
+    [[ ,$nices, == *" 10,"* ]] || fail "$node stages held with no thread at nice 10 (tasks: count nice, $nices)"
 done
 kube_shim_yaml quick "$SERVER_URL/quick.tar.gz" "$(sha256_of "$T/www/quick.tar.gz")" \
     '  nodeSelector: {background: "yes"}

@@ -32,22 +32,22 @@ util::Fd make_eventfd() {
     return fd;
 }
 
-// A staging runs 20 nice levels below the daemon, at most 19: nice 19, the lowest normal
-// priority, for a daemon at the default 0. A thread of its own is a task of its own to Linux's
-// scheduler. Why: staging ahead is background work, and a transaction holds a rollout slot that
-// other nodes wait for; on a busy node the download and its inflating must not slow the node's
-// workloads or a slot's holder (bench/rollout, 1000 nodes on two cores: slot holders' transactions
-// waited tens of seconds behind other nodes' staging). Relative, not fixed: a daemon run at a
-// negative nice keeps its staging that far below it. Not idle priority: a node whose cores are
-// always busy would then never stage, and never ask for its slot. Raising a nice value needs no
-// privilege; the thread never lowers it again.
+// A staging runs 10 nice levels below the daemon, at most 19: nice 10 for a daemon at the
+// default 0. A thread of its own is a task of its own to Linux's scheduler. Why: staging ahead is
+// background work, and a transaction holds a rollout slot that other nodes wait for; on a busy
+// node the download and its inflating must not slow the node's workloads or a slot's holder
+// (bench/rollout, 200 nodes on two cores: a slot holder's transaction waited seconds behind other
+// nodes' staging). Relative, not fixed: a daemon run at another nice keeps its staging that far
+// below it. Ten levels, about a tenth of a busy core's share against a workload at 0, not idle
+// priority nor 19: a node whose cores are always busy must still finish staging, or it never
+// asks for its slot. Raising a nice value needs no privilege; the thread never lowers it again.
 void lower_this_threads_cpu_priority(const util::Log& log, const std::string& shim) {
     errno = 0;
     const int nice = ::getpriority(PRIO_PROCESS, 0); // the calling thread's
     if (nice == -1 && errno != 0) {
         return;
     }
-    if (::setpriority(PRIO_PROCESS, 0, std::min(nice + 20, 19)) != 0) {
+    if (::setpriority(PRIO_PROCESS, 0, std::min(nice + 10, 19)) != 0) {
         log.debug(shim + ": staging keeps the daemon's CPU priority: setpriority: " +
                       std::strerror(errno),
                   {.shim = shim});
