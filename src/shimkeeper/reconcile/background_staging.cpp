@@ -3,10 +3,10 @@
 #include "shimkeeper/reconcile/stage.hpp"
 #include "shimkeeper/reconcile/stage_ahead.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
