@@ -2,13 +2,11 @@
 // tools: streams longer than one block, several members, every optional header field, bytes
 // after the last member, and damaged or cut-short files, each refused with what is wrong.
 #include "shimkeeper/archive/unpack.hpp"
+#include "unpack_folder.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 
 namespace shimkeeper::archive {
 namespace {
@@ -16,35 +14,14 @@ namespace archive_gzip {
 
 namespace fs = std::filesystem;
 
-class ArchiveGzip : public ::testing::Test {
+class ArchiveGzip : public shimkeeper::testing::UnpackFolder {
 protected:
     void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "sk-archive-gzip-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-        fs::create_directories(m_dir / "src");
-        fs::create_directory(m_dir / "dest");
+        UnpackFolder::SetUp();
         // Several inflated blocks' worth: random bytes (stored blocks) and text (Huffman codes
         // and back-references), beside the shim.
         sh("head -c 3000000 /dev/urandom > src/random && seq 1 400000 > src/counting"
            " && cp /bin/true src/containerd-shim-demo-v2 && tar -C src -cf a.tar .");
-    }
-    void TearDown() override {
-        if (HasFailure()) {
-            std::cerr << "kept test directory " << m_dir << "\n";
-        } else {
-            fs::remove_all(m_dir);
-        }
-    }
-
-    void sh(const std::string& command) {
-        std::string full = "cd '" + m_dir.string() + "' && " + command;
-        ASSERT_EQ(std::system(full.c_str()), 0) << full;
-    }
-
-    util::Expected<UnpackResult> unpack_file(const std::string& name,
-                                             const UnpackLimits& limits = {}) {
-        return unpack(m_dir / name, m_dir / "dest", "containerd-shim-demo-v2", limits);
     }
 
     // Every file of the source tree is in dest with the same bytes.
@@ -61,8 +38,6 @@ protected:
         EXPECT_NE(result.error().message().find(why), std::string::npos)
             << result.error().message();
     }
-
-    fs::path m_dir;
 };
 
 TEST_F(ArchiveGzip, AStreamOfManyBlocksComesOutWhole) {
@@ -108,8 +83,8 @@ TEST_F(ArchiveGzip, AStreamGoingOnPastTheArchivesEndIsRefusedPastTheTotalLimit) 
        " && { cat small.tar; head -c 3000000 /dev/zero; } | gzip -c > a.tar.gz");
     expect_refused(unpack_file("a.tar.gz", UnpackLimits{.max_total_size = 2'000'000}),
                    "goes on for more than 2000000 bytes after the archive's end");
-    fs::remove_all(m_dir / "dest");
-    fs::create_directory(m_dir / "dest");
+    fs::remove_all(dest());
+    fs::create_directory(dest());
     ASSERT_TRUE(unpack_file("a.tar.gz").has_value()) << "under the default limit it unpacks";
 }
 

@@ -1,13 +1,12 @@
 // unpack() on real archives made by the real tools (tar, gzip, xz, zstd, bzip2, zip) and on
 // bare executables; the limits are exercised with a real compression bomb.
 #include "shimkeeper/archive/unpack.hpp"
+#include "unpack_folder.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <sys/stat.h>
 
 namespace shimkeeper::archive {
@@ -16,27 +15,11 @@ namespace archive_unpack {
 
 namespace fs = std::filesystem;
 
-class ArchiveUnpack : public ::testing::Test {
+class ArchiveUnpack : public shimkeeper::testing::UnpackFolder {
 protected:
     void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "sk-archive-unpack-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
+        UnpackFolder::SetUp();
         fs::create_directories(m_dir / "src" / "bin");
-        fs::create_directory(m_dir / "dest");
-    }
-    void TearDown() override {
-        if (HasFailure()) {
-            std::cerr << "kept test directory " << m_dir << "\n";
-        } else {
-            fs::remove_all(m_dir);
-        }
-    }
-
-    // Runs a shell command in the test directory; the test fails if it does.
-    void sh(const std::string& command) {
-        std::string full = "cd '" + m_dir.string() + "' && " + command;
-        ASSERT_EQ(std::system(full.c_str()), 0) << full;
     }
 
     void write(const fs::path& relative, const std::string& content, fs::perms mode) {
@@ -73,15 +56,6 @@ protected:
         }
         EXPECT_TRUE(listed);
     }
-
-    util::Expected<UnpackResult> unpack_file(const std::string& name,
-                                             const UnpackLimits& limits = {}) {
-        return unpack(m_dir / name, dest(), "containerd-shim-demo-v2", limits);
-    }
-
-    fs::path dest() const { return m_dir / "dest"; }
-
-    fs::path m_dir;
 };
 
 TEST_F(ArchiveUnpack, TarWithEveryCompression) {
