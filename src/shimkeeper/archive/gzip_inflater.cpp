@@ -55,11 +55,11 @@ bool is_gzip_magic(const std::string& magic) {
 
 GzipInflater::GzipInflater(fs::path file, util::Fd fd)
     : m_file(std::move(file)), m_fd(std::move(fd)), m_in(k_in_size), m_out(k_out_size),
-      m_owned_state(std::make_unique<inflate_state>()), m_state(*m_owned_state) {
-    isal_inflate_init(&m_state);
-    m_state.crc_flag = ISAL_GZIP; // igzip reads the header and checks the trailer's CRC and size
-    m_state.next_in = m_in.data();
-    m_state.avail_in = 0;
+      m_state(std::make_unique<inflate_state>()) {
+    isal_inflate_init(m_state.get());
+    m_state->crc_flag = ISAL_GZIP; // igzip reads the header and checks the trailer's CRC and size
+    m_state->next_in = m_in.data();
+    m_state->avail_in = 0;
 }
 
 GzipInflater::~GzipInflater() = default;
@@ -81,12 +81,12 @@ util::Expected<bool> GzipInflater::refill() {
     if (m_end_of_file) {
         return false;
     }
-    std::size_t left = m_state.avail_in;
+    std::size_t left = m_state->avail_in;
     if (left == m_in.size()) {
         return true; // full: nothing to read yet
     }
-    std::memmove(m_in.data(), m_state.next_in, left);
-    m_state.next_in = m_in.data();
+    std::memmove(m_in.data(), m_state->next_in, left);
+    m_state->next_in = m_in.data();
     for (;;) {
         ssize_t n = ::read(m_fd.get(), m_in.data() + left, m_in.size() - left);
         if (n < 0 && errno == EINTR) {
@@ -96,7 +96,7 @@ util::Expected<bool> GzipInflater::refill() {
             return std::unexpected(util::Error::from_errno(
                 util::ErrorCode::io, "cannot read artifact " + m_file.string(), errno));
         }
-        m_state.avail_in = static_cast<std::uint32_t>(left + static_cast<std::size_t>(n));
+        m_state->avail_in = static_cast<std::uint32_t>(left + static_cast<std::size_t>(n));
         m_end_of_file = n == 0;
         return n > 0;
     }
@@ -104,11 +104,11 @@ util::Expected<bool> GzipInflater::refill() {
 
 // After a member's trailer: another member follows only if its header does.
 util::Expected<bool> GzipInflater::next_member_follows() {
-    if (m_state.avail_in < 3) {
+    if (m_state->avail_in < 3) {
         TRY(refill());
     }
-    const std::string head(reinterpret_cast<const char*>(m_state.next_in),
-                           std::min<std::size_t>(m_state.avail_in, 3));
+    const std::string head(reinterpret_cast<const char*>(m_state->next_in),
+                           std::min<std::size_t>(m_state->avail_in, 3));
     return is_gzip_magic(head);
 }
 
@@ -126,10 +126,10 @@ util::Expected<std::span<const unsigned char>> GzipInflater::next_block() {
     if (m_done) {
         return std::span<const unsigned char>();
     }
-    m_state.next_out = m_out.data();
-    m_state.avail_out = static_cast<std::uint32_t>(m_out.size());
-    while (m_state.avail_out == m_out.size()) {
-        if (m_state.block_state == ISAL_BLOCK_FINISH) {
+    m_state->next_out = m_out.data();
+    m_state->avail_out = static_cast<std::uint32_t>(m_out.size());
+    while (m_state->avail_out == m_out.size()) {
+        if (m_state->block_state == ISAL_BLOCK_FINISH) {
             auto follows = next_member_follows();
             if (!follows) {
                 return failed(follows.error());
@@ -139,38 +139,38 @@ util::Expected<std::span<const unsigned char>> GzipInflater::next_block() {
                 break;
             }
             // A reset forgets the input and output too: both are given back.
-            unsigned char* in = m_state.next_in;
-            std::uint32_t avail = m_state.avail_in;
-            isal_inflate_reset(&m_state);
-            m_state.crc_flag = ISAL_GZIP;
-            m_state.next_in = in;
-            m_state.avail_in = avail;
-            m_state.next_out = m_out.data();
-            m_state.avail_out = static_cast<std::uint32_t>(m_out.size());
+            unsigned char* in = m_state->next_in;
+            std::uint32_t avail = m_state->avail_in;
+            isal_inflate_reset(m_state.get());
+            m_state->crc_flag = ISAL_GZIP;
+            m_state->next_in = in;
+            m_state->avail_in = avail;
+            m_state->next_out = m_out.data();
+            m_state->avail_out = static_cast<std::uint32_t>(m_out.size());
         }
-        if (m_state.avail_in == 0 && !m_end_of_file) {
+        if (m_state->avail_in == 0 && !m_end_of_file) {
             auto more = refill();
             if (!more) {
                 return failed(more.error());
             }
         }
-        std::uint32_t before = m_state.avail_in;
-        int status = isal_inflate(&m_state);
-        m_consumed += before - m_state.avail_in;
+        std::uint32_t before = m_state->avail_in;
+        int status = isal_inflate(m_state.get());
+        m_consumed += before - m_state->avail_in;
         if (status < 0) {
             return failed(corrupt(status));
         }
         // igzip returns with output room left only once it has used all its input (or the
         // member ended): with none to come and nothing made, the member cannot end.
-        if (m_end_of_file && m_state.avail_in == 0 && m_state.avail_out == m_out.size() &&
-            m_state.block_state != ISAL_BLOCK_FINISH) {
+        if (m_end_of_file && m_state->avail_in == 0 && m_state->avail_out == m_out.size() &&
+            m_state->block_state != ISAL_BLOCK_FINISH) {
             return failed(util::Error(util::ErrorCode::archive,
                                       "the gzip data ends after " + std::to_string(m_consumed) +
                                           " compressed bytes, before its end: the file is "
                                           "truncated"));
         }
     }
-    return std::span<const unsigned char>(m_out.data(), m_out.size() - m_state.avail_out);
+    return std::span<const unsigned char>(m_out.data(), m_out.size() - m_state->avail_out);
 }
 
 } // namespace shimkeeper::archive

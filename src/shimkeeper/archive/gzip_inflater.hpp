@@ -62,8 +62,7 @@ private:
     std::uint64_t m_consumed = 0; // compressed bytes inflated, for error messages
     std::vector<unsigned char> m_in;
     std::vector<unsigned char> m_out;
-    std::unique_ptr<inflate_state> m_owned_state;
-    inflate_state& m_state;
+    std::unique_ptr<inflate_state> m_state;
     std::optional<util::Error> m_failure;
 };
 
