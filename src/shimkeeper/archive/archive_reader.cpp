@@ -38,8 +38,7 @@ util::Expected<void> ArchiveReader::read_gzip_to_end(std::uint64_t max_bytes) {
 
 util::Error ArchiveReader::failure(const std::string& context) const {
     if (m_inflater && m_inflater->failure()) {
-        util::Error why = *m_inflater->failure();
-        return util::Error(why.code(), context + ": " + why.message(), why.sys_errno());
+        return util::Error(*m_inflater->failure()).with_context(context);
     }
     return archive_failure(m_reader.get(), context);
 }

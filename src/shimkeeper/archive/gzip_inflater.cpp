@@ -50,7 +50,7 @@ la_ssize_t read_inflated(struct archive* reader, void* data, const void** block)
 } // namespace
 
 bool is_gzip_magic(const std::string& magic) {
-    return magic.size() >= 3 && magic.starts_with("\x1f\x8b\x08");
+    return magic.starts_with("\x1f\x8b\x08");
 }
 
 GzipInflater::GzipInflater(fs::path file, util::Fd fd)
