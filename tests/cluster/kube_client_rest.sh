@@ -7,6 +7,8 @@
 #     resourceVersion (refused when stale), server-side
 #     apply (a second manager conflicts, force takes over);
 #   - update_with_retry re-reads on 409;
+#   - creates and deletes sent together: each result in its place (a conflict, a missing object
+#     among successes), over one connection;
 #   - the API's Status message shown for a forbidden request (NodeRestriction: node-a patching
 #     node-b -> 403), for a missing object (404);
 #   - credentials: a tokenFile, a client certificate given inline (-data), and a server whose
@@ -128,6 +130,45 @@ expect_error "delete cm2 at resourceVersion 1" conflict 'does not match the Reso
 pass "deleted cm2 at resourceVersion $rv_now"
 expect_error "get the deleted cm2" "not found" 'configmaps "cm2" not found' \
     "$probe" "$admin" get configmaps $ns cm2
+
+echo "--- requests sent together (create_together, remove_together: the coordinator's slot writes)"
+kube_admin create cm together-1 -n $ns --from-literal=i=first >/dev/null # its create conflicts
+objects=$(python3 -S -c 'import json
+print(json.dumps([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "together-%d" % i},
+                   "data": {"i": str(i)}} for i in range(8)]))')
+created=$("$probe" "$admin" create-together configmaps $ns <<<"$objects")
+python3 -S - "$created" <<'PY' || fail "create_together's results: $created"
+import json, sys
+results = json.loads(sys.argv[1])["results"]
+assert len(results) == 8, results
+for i, result in enumerate(results):
+    if i == 1:
+        assert "already exists" in result["error"], result
+    else:
+        assert result == {"name": "together-%d" % i}, result
+PY
+[[ $(kube_admin get cm together-5 -n $ns -o jsonpath='{.data.i}') == 5 &&
+    $(kube_admin get cm together-1 -n $ns -o jsonpath='{.data.i}') == first ]] ||
+    fail "create_together did not create what it said: $(kube_admin get cm -n $ns -o name)"
+pass "create_together of 8: 7 created, the existing one's create a conflict, each in its place"
+removed=$("$probe" "$admin" delete-together configmaps $ns together-{0..7} together-none)
+python3 -S - "$removed" <<'PY' || fail "remove_together's results: $removed"
+import json, sys
+results = json.loads(sys.argv[1])["results"]
+assert results[:8] == [{"deleted": True}] * 8 and "not found" in results[8]["error"], results
+PY
+left=$(kube_admin get cm -n $ns -o name | grep -c together || true)
+((left == 0)) || fail "remove_together left $left of the ConfigMaps"
+pass "remove_together of 9: 8 deleted, the missing one not found"
+# Sent together, they share one connection as HTTP/2 streams: one TCP and TLS handshake, not 20.
+strace -f -qq -e trace=connect -o "$KUBE_DIR/connects-together" \
+    "$probe" "$admin" list-together configmaps $ns 20 >"$KUBE_DIR/together.json"
+connects=$(grep -c "sin_port=htons($KUBE_APISERVER_PORT)" "$KUBE_DIR/connects-together" || true)
+if [[ $(field new_connections <"$KUBE_DIR/together.json") != 1 ]] || ((connects != 1)) ||
+    ! grep -q '"codes":\[200\(,200\)\{19\}\]' "$KUBE_DIR/together.json"; then
+    fail "20 lists sent together: $connects connect() calls, $(cat "$KUBE_DIR/together.json")"
+fi
+pass "20 lists sent together over 1 connection, each answered 200"
 
 echo "--- Status messages for refused requests"
 kube_create_node node-a

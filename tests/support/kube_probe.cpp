@@ -9,6 +9,9 @@
 //   RES NS NAME [RESOURCE-VERSION] kube-probe KUBECONFIG merge-patch RES NS NAME PATCH-JSON
 //   kube-probe KUBECONFIG json-patch RES NS NAME RESOURCE-VERSION OPS-JSON
 //   kube-probe KUBECONFIG apply RES NS MANAGER force|no-force < object.json
+//   kube-probe KUBECONFIG create-together RES NS < objects.json (a JSON array)
+//   kube-probe KUBECONFIG delete-together RES NS NAME...
+//   kube-probe KUBECONFIG list-together RES NS COUNT     {"codes", "new_connections"}
 //   kube-probe KUBECONFIG retry-annotate RES NS NAME KEY VALUE    (update_with_retry; a second
 //       writer changes the object during the first attempt, so that one conflicts)
 //   kube-probe KUBECONFIG watch ... / lease ... / event ...    (see kube_probe_loop.cpp)
@@ -109,6 +112,46 @@ util::Expected<json> run(kubeapi::Client& client, const std::vector<std::string>
         options.force = args.at(4) == "force" ? kubeapi::ApplyOptions::Force::yes
                                               : kubeapi::ApplyOptions::Force::no;
         return client.apply(resource, ns, read_stdin(), options);
+    }
+    if (command == "create-together") { // stdin: a JSON array of objects
+        json results = json::array();
+        for (auto& created : client.create_together(resource, ns, read_stdin())) {
+            results.push_back(created ? json{{"name", (*created)["metadata"]["name"]}}
+                                      : json{{"error", created.error().message()}});
+        }
+        return json{{"results", results}};
+    }
+    if (command == "delete-together") { // NAME...
+        std::vector<kubeapi::ApiClient::Removal> removals;
+        for (std::size_t i = 3; i < args.size(); ++i) {
+            removals.push_back({args[i], std::nullopt});
+        }
+        json results = json::array();
+        for (auto& removed : client.remove_together(resource, ns, removals)) {
+            results.push_back(removed ? json{{"deleted", true}}
+                                      : json{{"error", removed.error().message()}});
+        }
+        return json{{"results", results}};
+    }
+    if (command == "list-together") { // COUNT: that many lists sent at once, and the
+                                      // connections they had to open
+        const std::string path = TRY(kubeapi::collection_path(resource, ns));
+        std::vector<std::unique_ptr<kubeapi::Transfer>> transfers;
+        std::vector<kubeapi::Transfer*> sent;
+        for (long i = 0; i < std::stol(args.at(3)); ++i) {
+            transfers.push_back(TRY(client.connection().prepare(kubeapi::Method::get, path)));
+            sent.push_back(transfers.back().get());
+        }
+        json codes = json::array();
+        long connections = 0;
+        for (auto& response : client.connection().perform_together(sent)) {
+            if (!response) {
+                return std::unexpected(std::move(response).error());
+            }
+            codes.push_back(response->http_code);
+            connections += response->new_connections;
+        }
+        return json{{"codes", codes}, {"new_connections", connections}};
     }
     if (command == "retry-annotate") {
         int attempts = 0;

@@ -36,9 +36,13 @@ Figures:
     idled while at least one node waited, and, with --applied, the rollout (to the last slot
     freed) against all the CPU the machine used over it on all its cores (what the rollout would
     take if no core ever idled).
+  - with --staged-first (bench/rollout's BENCH_STAGED_FIRST: every node staged and asked before
+    the coordinator started, at --applied): a node could ask, and began to wait, no earlier than
+    then; the figures above count from there.
 
   rollout_slots.py LEASE_EVENTS LEASE_STAMPED NODE_EVENTS NODE_STAMPED SHIM GENERATION MAX_UPDATE
-                   [--applied SECONDS] [--stage-ahead] [--slot-seconds S] [--cpu-samples FILE]
+                   [--applied SECONDS] [--stage-ahead] [--staged-first] [--slot-seconds S]
+                   [--cpu-samples FILE]
 """
 
 import argparse
@@ -178,6 +182,8 @@ def main():
     parser.add_argument("max_update", type=int)
     parser.add_argument("--applied", type=float, help="when `kubectl apply` returned")
     parser.add_argument("--stage-ahead", action="store_true")
+    parser.add_argument("--staged-first", action="store_true",
+                        help="every node asked before the coordinator started, at --applied")
     parser.add_argument("--slot-seconds", type=float, help="the slot time (BENCH_SLOT_SECONDS)")
     parser.add_argument("--cpu-samples", help="cpu_sampler.py's record of the machine's CPU")
     parser.add_argument("--ideal", type=float, help="the rollout's ideal time (bench/rollout/run)")
@@ -224,7 +230,10 @@ def main():
     # them (their lags differ by tens of milliseconds on a busy machine): the request's `since`,
     # the Lease's acquireTime and `kubectl apply` returning, all this machine's clock here.
     first_grant = min(g["acquired"] for g in grants.values())
-    if args.stage_ahead:
+    if args.staged_first:  # nobody could be granted a slot before the coordinator started
+        asked = {node: max(when, args.applied) for node, when in asked.items()}
+        could_ask, since = args.applied, "the coordinator's start, every node staged and asking"
+    elif args.stage_ahead:
         could_ask = min(began_to_wait.values()) if began_to_wait else None
         since = "its request, once staged"
     else:
@@ -232,7 +241,7 @@ def main():
     if could_ask is not None:
         print("first grant %.3f s after the first node could ask (%s; goal <= 0.3 s)"
               % (first_grant - could_ask, since))
-    if args.applied is not None and began_to_wait:
+    if args.applied is not None and began_to_wait and not args.staged_first:
         print("  the first request %.3f s after `kubectl apply` returned, the first grant %.3f s after it"
               % (min(began_to_wait.values()) - args.applied, first_grant - args.applied))
 
@@ -305,8 +314,9 @@ def main():
             print("  handoffs in it: %d, %s" % (len(steady), spread(steady)))
     if args.cpu_samples:
         freed = [g["freed"] for g in grants.values() if g["freed"] is not None]
+        last_request = max(began_to_wait.values()) if began_to_wait and not args.staged_first else None
         cpu_figures(CpuSamples(args.cpu_samples), waits, args.applied, max(freed) if freed else None,
-                    max(began_to_wait.values()) if began_to_wait else None, args.ideal)
+                    last_request, args.ideal)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,36 @@ util::Expected<std::string> required_name_of(const json& object) {
     return util::fail(util::ErrorCode::invalid_input, "the object has no metadata.name");
 }
 
+// A 2xx answer's body as JSON; any other answer the Error carrying the API's Status message.
+util::Expected<json> object_of_answer(Method method, const std::string& path,
+                                      const Response& response) {
+    if (!response.ok()) {
+        return std::unexpected(
+            api_error(method_name(method), path, response.http_code, response.body));
+    }
+    json parsed = json::parse(response.body, nullptr, false);
+    if (parsed.is_discarded()) {
+        return util::fail(util::ErrorCode::network, std::string(method_name(method)) + " " + path +
+                                                        ": the answer is not JSON");
+    }
+    return parsed;
+}
+
+// A DELETE, with a resourceVersion as its precondition when given.
+util::Expected<Client::Request> removal_request(const Resource& resource, std::string_view ns,
+                                                std::string_view name,
+                                                const std::optional<std::string>& version) {
+    Client::Request request{Method::del, TRY(object_path(resource, ns, name)), {}, {}};
+    if (version) {
+        json options = {{"apiVersion", "v1"},
+                        {"kind", "DeleteOptions"},
+                        {"preconditions", {{"resourceVersion", *version}}}};
+        request.body = options.dump();
+        request.content_type = "application/json";
+    }
+    return request;
+}
+
 } // namespace
 
 util::Expected<Client> Client::from_kubeconfig(const std::filesystem::path& file) {
@@ -61,18 +91,7 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
             token_renewed = true;
             continue;
         }
-        if (m_pass && response.http_code >= 500) {
-            // An API server that cannot reach its storage answers 5xx: no answer either.
-            m_pass->note_no_answer(
-                api_error(method_name(method), path, response.http_code, response.body));
-        } else if (m_pass) {
-            m_pass->note_answer();
-            // A 401 only: a 403 mid-pass is one action refused (a policy), not the credential.
-            if (response.http_code == 401) {
-                m_pass->note_refused(
-                    api_error(method_name(method), path, response.http_code, response.body));
-            }
-        }
+        note_answer_to_pass(method, path, response);
         if (response.http_code != 429 || attempt >= m_throttle_retries) {
             break;
         }
@@ -80,16 +99,113 @@ util::Expected<json> Client::call(Method method, const std::string& path, const 
         std::this_thread::sleep_for(
             throttle_wait(response.retry_after, std::uniform_real_distribution<double>(0, 1)(rng)));
     }
-    if (!response.ok()) {
-        return std::unexpected(
+    return object_of_answer(method, path, response);
+}
+
+void Client::note_answer_to_pass(Method method, const std::string& path, const Response& response) {
+    if (m_pass && response.http_code >= 500) {
+        // An API server that cannot reach its storage answers 5xx: no answer either.
+        m_pass->note_no_answer(
             api_error(method_name(method), path, response.http_code, response.body));
+    } else if (m_pass) {
+        m_pass->note_answer();
+        // A 401 only: a 403 mid-pass is one action refused (a policy), not the credential.
+        if (response.http_code == 401) {
+            m_pass->note_refused(
+                api_error(method_name(method), path, response.http_code, response.body));
+        }
     }
-    json parsed = json::parse(response.body, nullptr, false);
-    if (parsed.is_discarded()) {
-        return util::fail(util::ErrorCode::network, std::string(method_name(method)) + " " + path +
-                                                        ": the answer is not JSON");
+}
+
+std::vector<util::Expected<json>> Client::call_together(const std::vector<Request>& requests) {
+    std::vector<std::optional<util::Expected<json>>> answers(requests.size());
+    std::vector<std::unique_ptr<Transfer>> prepared(requests.size());
+    std::vector<Transfer*> sent;
+    std::vector<std::size_t> sent_index;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        const Request& request = requests[i];
+        if (m_pass) {
+            if (auto may = m_pass->before_request(); !may) {
+                answers[i] = std::unexpected(std::move(may).error());
+                continue;
+            }
+        }
+        auto transfer =
+            m_connection.prepare(request.method, request.path, request.body, request.content_type);
+        if (!transfer) {
+            if (m_pass && transfer.error().code() == util::ErrorCode::refused) {
+                m_pass->note_refused(transfer.error());
+            }
+            answers[i] = std::unexpected(std::move(transfer).error());
+            continue;
+        }
+        prepared[i] = std::move(*transfer);
+        sent.push_back(prepared[i].get());
+        sent_index.push_back(i);
     }
-    return parsed;
+    std::vector<util::Expected<Response>> responses = m_connection.perform_together(sent);
+    for (std::size_t k = 0; k < responses.size(); ++k) {
+        const std::size_t i = sent_index[k];
+        const Request& request = requests[i];
+        if (!responses[k]) {
+            if (m_pass) {
+                m_pass->note_no_answer(responses[k].error());
+            }
+            answers[i] = std::unexpected(std::move(responses[k]).error());
+            continue;
+        }
+        const long code = responses[k]->http_code;
+        if (code == 401 || code == 429) { // a rotated token or throttling: call()'s own rules
+            answers[i] = call(request.method, request.path, request.body, request.content_type);
+            continue;
+        }
+        note_answer_to_pass(request.method, request.path, *responses[k]);
+        answers[i] = object_of_answer(request.method, request.path, *responses[k]);
+    }
+    std::vector<util::Expected<json>> results;
+    for (auto& answer : answers) {
+        results.push_back(std::move(*answer));
+    }
+    return results;
+}
+
+std::vector<util::Expected<json>> Client::create_together(const Resource& resource,
+                                                          std::string_view ns,
+                                                          const std::vector<json>& objects) {
+    auto path = collection_path(resource, ns);
+    if (!path) {
+        return std::vector<util::Expected<json>>(objects.size(), std::unexpected(path.error()));
+    }
+    std::vector<Request> requests;
+    for (const json& object : objects) {
+        requests.push_back({Method::post, *path, object.dump(), "application/json"});
+    }
+    return call_together(requests);
+}
+
+std::vector<util::Expected<void>> Client::remove_together(const Resource& resource,
+                                                          std::string_view ns,
+                                                          const std::vector<Removal>& removals) {
+    std::vector<util::Expected<void>> results(removals.size());
+    std::vector<Request> requests;
+    std::vector<std::size_t> asked;
+    for (std::size_t i = 0; i < removals.size(); ++i) {
+        auto request =
+            removal_request(resource, ns, removals[i].name, removals[i].resource_version);
+        if (!request) {
+            results[i] = std::unexpected(std::move(request).error());
+            continue;
+        }
+        requests.push_back(std::move(*request));
+        asked.push_back(i);
+    }
+    std::vector<util::Expected<json>> answers = call_together(requests);
+    for (std::size_t k = 0; k < answers.size(); ++k) {
+        if (!answers[k]) {
+            results[asked[k]] = std::unexpected(std::move(answers[k]).error());
+        }
+    }
+    return results;
 }
 
 util::Expected<json> Client::get(const Resource& resource, std::string_view ns,
@@ -143,15 +259,8 @@ util::Expected<json> Client::update(const Resource& resource, std::string_view n
 util::Expected<void> Client::remove(const Resource& resource, std::string_view ns,
                                     std::string_view name,
                                     std::optional<std::string> resource_version) {
-    std::string path = TRY(object_path(resource, ns, name));
-    if (resource_version) {
-        json options = {{"apiVersion", "v1"},
-                        {"kind", "DeleteOptions"},
-                        {"preconditions", {{"resourceVersion", *resource_version}}}};
-        TRY(call(Method::del, path, options.dump(), "application/json"));
-    } else {
-        TRY(call(Method::del, path));
-    }
+    const Request request = TRY(removal_request(resource, ns, name, resource_version));
+    TRY(call(request.method, request.path, request.body, request.content_type));
     return {};
 }
 

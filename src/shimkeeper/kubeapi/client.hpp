@@ -65,12 +65,32 @@ public:
                                          const nlohmann::json& object, const ApplyOptions& options,
                                          std::string_view subresource = {}) override;
 
+    // Sent at once over one connection (Connection::perform_together).
+    std::vector<util::Expected<nlohmann::json>>
+    create_together(const Resource& resource, std::string_view ns,
+                    const std::vector<nlohmann::json>& objects) override;
+    std::vector<util::Expected<void>>
+    remove_together(const Resource& resource, std::string_view ns,
+                    const std::vector<Removal>& removals) override;
+
     // One request, any verb: a 2xx body parsed as JSON, anything else an Error.
     util::Expected<nlohmann::json> call(Method method, const std::string& path,
                                         const std::string& body = {},
                                         std::string_view content_type = {});
+    struct Request {
+        Method method = Method::get;
+        std::string path;
+        std::string body;
+        std::string content_type; // empty: no body
+    };
+    // Several requests sent at once, each answered as call() answers it, in the order given. One
+    // answered 401 (a token rotated) or 429 (throttled) is asked again alone, through call().
+    std::vector<util::Expected<nlohmann::json>> call_together(const std::vector<Request>& requests);
 
 private:
+    // Tells the pass (if any) what an answer says of the API server: answered, or not (5xx),
+    // or the credential refused (401).
+    void note_answer_to_pass(Method method, const std::string& path, const Response& response);
     Connection m_connection;
     int m_throttle_retries = 3;
     std::shared_ptr<ApiPass> m_pass;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace shimkeeper::kubeapi {
 
@@ -17,6 +18,10 @@ namespace {
 // cache is not safe between concurrent threads; watches keep the event loop's multi handle's own.
 struct ShareDeleter {
     void operator()(CURLSH* share) const { curl_share_cleanup(share); }
+};
+
+struct MultiDeleter {
+    void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
 };
 
 CURLSH* thread_connection_cache() {
@@ -158,14 +163,17 @@ util::Expected<std::unique_ptr<Transfer>> Connection::prepare(Method method, std
     return transfer;
 }
 
-util::Expected<Response> Connection::perform(Transfer& transfer) {
+util::Expected<void> Connection::set_bound_and_cache(Transfer& transfer) {
     TRY(set_curl_option(transfer.easy.get(), CURLOPT_TIMEOUT_MS,
                         static_cast<long>(m_request_time.count()), "CURLOPT_TIMEOUT_MS"));
     if (CURLSH* share = thread_connection_cache()) {
         TRY(set_curl_option(transfer.easy.get(), CURLOPT_SHARE, share, "CURLOPT_SHARE"));
     }
-    const auto started = std::chrono::steady_clock::now();
-    CURLcode rc = curl_easy_perform(transfer.easy.get());
+    return {};
+}
+
+util::Expected<Response> Connection::finished(Transfer& transfer, CURLcode rc,
+                                              std::chrono::steady_clock::time_point started) {
     if (m_stats) {
         m_stats->record(method_name(transfer.method), rc == CURLE_OK ? transfer.http_code() : 0,
                         std::chrono::steady_clock::now() - started);
@@ -178,8 +186,84 @@ util::Expected<Response> Connection::perform(Transfer& transfer) {
         retry_after <= 0) {
         retry_after = -1;
     }
+    long connects = 0;
+    curl_easy_getinfo(transfer.easy.get(), CURLINFO_NUM_CONNECTS, &connects);
     return Response{transfer.http_code(), std::move(transfer.response_body),
-                    static_cast<long>(retry_after)};
+                    static_cast<long>(retry_after), connects};
+}
+
+util::Expected<Response> Connection::perform(Transfer& transfer) {
+    TRY(set_bound_and_cache(transfer));
+    const auto started = std::chrono::steady_clock::now();
+    return finished(transfer, curl_easy_perform(transfer.easy.get()), started);
+}
+
+std::vector<util::Expected<Response>>
+Connection::perform_together(const std::vector<Transfer*>& transfers) {
+    std::vector<util::Expected<Response>> results;
+    std::unique_ptr<CURLM, MultiDeleter> multi(curl_multi_init());
+    if (!multi ||
+        curl_multi_setopt(multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX) != CURLM_OK) {
+        for (std::size_t i = 0; i < transfers.size(); ++i) {
+            results.emplace_back(util::fail(util::ErrorCode::internal,
+                                            "cannot make a libcurl multi handle for " +
+                                                std::string(method_name(transfers[i]->method)) +
+                                                " " + transfers[i]->path));
+        }
+        return results;
+    }
+    std::vector<std::optional<util::Error>> not_started(transfers.size());
+    for (std::size_t i = 0; i < transfers.size(); ++i) {
+        CURL* easy = transfers[i]->easy.get();
+        // PIPEWAIT: the later transfers wait for the first one's connection to say whether it
+        // multiplexes, rather than each opening a connection (and a TLS handshake) of its own.
+        auto set = set_bound_and_cache(*transfers[i]);
+        if (set) {
+            set = set_curl_option(easy, CURLOPT_PIPEWAIT, 1L, "CURLOPT_PIPEWAIT");
+        }
+        if (set && curl_multi_add_handle(multi.get(), easy) != CURLM_OK) {
+            set = util::fail(util::ErrorCode::internal, "cannot add a transfer to a libcurl multi");
+        }
+        if (!set) {
+            not_started[i] = std::move(set).error();
+        }
+    }
+    const auto started = std::chrono::steady_clock::now();
+    int running = 0;
+    do {
+        if (curl_multi_perform(multi.get(), &running) != CURLM_OK ||
+            (running > 0 && curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr) != CURLM_OK)) {
+            break; // every transfer not reported done below fails as cut short
+        }
+    } while (running > 0);
+    std::vector<std::optional<CURLcode>> outcome(transfers.size()); // empty: never reported done
+    int left = 0;
+    while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
+        if (message->msg != CURLMSG_DONE) {
+            continue;
+        }
+        for (std::size_t i = 0; i < transfers.size(); ++i) {
+            if (transfers[i]->easy.get() == message->easy_handle) {
+                outcome[i] = message->data.result;
+            }
+        }
+    }
+    for (std::size_t i = 0; i < transfers.size(); ++i) {
+        if (not_started[i]) {
+            results.emplace_back(std::unexpected(std::move(*not_started[i])));
+            continue;
+        }
+        curl_multi_remove_handle(multi.get(), transfers[i]->easy.get());
+        if (!outcome[i]) {
+            results.emplace_back(util::fail(util::ErrorCode::network,
+                                            std::string(method_name(transfers[i]->method)) + " " +
+                                                transfers[i]->path +
+                                                ": libcurl stopped before the request ended"));
+            continue;
+        }
+        results.push_back(finished(*transfers[i], *outcome[i], started));
+    }
+    return results;
 }
 
 } // namespace shimkeeper::kubeapi

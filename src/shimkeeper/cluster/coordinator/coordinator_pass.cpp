@@ -15,6 +15,7 @@
 #include "shimkeeper/util/utc_time.hpp"
 
 #include <algorithm>
+#include <span>
 #include <thread>
 
 namespace shimkeeper::cluster::coordinator {
@@ -285,6 +286,10 @@ void CoordinatorPass::reclaim_slots() {
     }
     const auto now = std::chrono::steady_clock::now();
     const std::vector<model::SlotSeen> slots = m_view->slots; // writes replace the view's
+    // The deletes go together once decided: a wave's slots are released within a moment of each
+    // other, and one after another their deletes would keep the last of them from the next node
+    // for a round trip per slot before it (bench/rollout: 0.6 s at maxUpdate 50).
+    std::vector<std::pair<const model::SlotSeen*, std::string>> freeing; // the slot, why
     for (const model::SlotSeen& slot : slots) {
         if (!m_leading() || api_silent()) {
             return;
@@ -308,18 +313,29 @@ void CoordinatorPass::reclaim_slots() {
             !holder_still_silent(slot)) {
             continue;
         }
-        // At the version judged: a write in between makes this a 409, and it stays.
-        auto gone = m_client.remove(kubeapi::leases_resource(), m_view->ns, slot.lease.name,
-                                    slot.lease.resource_version);
+        freeing.emplace_back(&slot, free->why);
+    }
+    if (freeing.empty() || !m_leading() || api_silent()) {
+        return;
+    }
+    // At the version judged: a write in between makes this a 409, and it stays.
+    std::vector<kubeapi::ApiClient::Removal> removals;
+    for (const auto& [slot, why] : freeing) {
+        removals.push_back({slot->lease.name, slot->lease.resource_version});
+    }
+    auto results = m_client.remove_together(kubeapi::leases_resource(), m_view->ns, removals);
+    for (std::size_t i = 0; i < freeing.size(); ++i) {
+        const auto& [slot, why] = freeing[i];
+        auto& gone = results[i];
         if (!gone && gone.error().code() != util::ErrorCode::not_found) {
             if (gone.error().code() != util::ErrorCode::conflict) {
-                failed("freeing rollout slot Lease " + slot.lease.name, std::move(gone).error());
+                failed("freeing rollout slot Lease " + slot->lease.name, std::move(gone).error());
             }
             continue;
         }
         ++m_outcome.writes;
-        m_freed.insert(slot.lease.name);
-        m_log.info("coordinator: freed rollout slot Lease " + slot.lease.name + ": " + free->why);
+        m_freed.insert(slot->lease.name);
+        m_log.info("coordinator: freed rollout slot Lease " + slot->lease.name + ": " + why);
     }
 }
 
@@ -506,8 +522,9 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         {.grant_over_max = reconcile::fault_switch("grant-over-max"), // tests only (fault.hpp)
          .halt_ignored = reconcile::fault_switch("halt-ignored")});
     const auto batch_start = std::chrono::steady_clock::now();
-    for (const model::SlotGrant& grant :
-         model::plan_slot_grants(targets, slots, requests, book.pending_grants(), book.served())) {
+    const std::vector<model::SlotGrant> planned =
+        model::plan_slot_grants(targets, slots, requests, book.pending_grants(), book.served());
+    for (std::size_t first = 0; first < planned.size(); first += k_grants_together) {
         if (!m_leading()) {
             m_outcome.interrupted = true;
             return;
@@ -519,24 +536,34 @@ void CoordinatorPass::grant_slots(const std::string& when) {
         if (reconcile::fault_switch("grant-slow")) { // tests only (fault.hpp)
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
         }
-        json lease =
-            model::granted_slot_lease(grant, kubeapi::micro_time(std::chrono::system_clock::now()));
-        lease["metadata"]["namespace"] = m_view->ns;
-        const std::string name = kubeapi::name_of(lease);
-        auto created = m_client.create(kubeapi::leases_resource(), m_view->ns, lease);
-        if (!created) {
-            if (created.error().code() != util::ErrorCode::conflict) { // exists: the watch says
-                failed("granting rollout slot Lease " + name, std::move(created).error());
-            }
-            continue;
+        const std::span<const model::SlotGrant> group(
+            planned.begin() + static_cast<std::ptrdiff_t>(first),
+            std::min(k_grants_together, planned.size() - first));
+        std::vector<json> leases;
+        for (const model::SlotGrant& grant : group) {
+            json lease = model::granted_slot_lease(
+                grant, kubeapi::micro_time(std::chrono::system_clock::now()));
+            lease["metadata"]["namespace"] = m_view->ns;
+            leases.push_back(std::move(lease));
         }
-        ++m_outcome.writes;
-        ++m_outcome.grants;
-        book.record_grant(grant, requests.at(grant.node).at(grant.target.shim), m_view->slot_events,
-                          now);
-        m_log.info("coordinator: granted rollout slot " + name + " of Shim/" + grant.target.shim +
-                   " generation " + std::to_string(grant.target.generation) + " to node " +
-                   grant.node + when);
+        auto created = m_client.create_together(kubeapi::leases_resource(), m_view->ns, leases);
+        for (std::size_t i = 0; i < group.size(); ++i) {
+            const model::SlotGrant& grant = group[i];
+            const std::string name = kubeapi::name_of(leases[i]);
+            if (!created[i]) {
+                if (created[i].error().code() != util::ErrorCode::conflict) { // exists: the watch
+                    failed("granting rollout slot Lease " + name, std::move(created[i]).error());
+                }
+                continue;
+            }
+            ++m_outcome.writes;
+            ++m_outcome.grants;
+            book.record_grant(grant, requests.at(grant.node).at(grant.target.shim),
+                              m_view->slot_events, now);
+            m_log.info("coordinator: granted rollout slot " + name + " of Shim/" +
+                       grant.target.shim + " generation " +
+                       std::to_string(grant.target.generation) + " to node " + grant.node + when);
+        }
     }
 }
 

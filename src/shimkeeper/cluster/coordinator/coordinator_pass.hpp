@@ -36,6 +36,7 @@
 #include "shimkeeper/kubeapi/event_recorder.hpp"
 #include "shimkeeper/util/log.hpp"
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
@@ -91,6 +92,12 @@ struct PassOutcome {
 // are blocking, and on a loaded API server (a create may take seconds) a batch decided before a
 // failure came would go on granting for seconds after it.
 inline constexpr std::chrono::milliseconds k_grant_batch_time{200};
+// How many grants of a step go to the API server together (ApiClient::create_together): a wave's
+// slots come free within a moment of each other, and the next nodes' grants one after another
+// would leave the last of them waiting a round trip per grant before it. A group is never cut
+// by a failure seen meanwhile, so up to this many grants decided before a failure was read can
+// still land after it: kept small, as the grants a halt may come too late for.
+inline constexpr std::size_t k_grants_together = 4;
 
 class CoordinatorPass {
 public:
