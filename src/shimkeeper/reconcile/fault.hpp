@@ -32,8 +32,8 @@ inline constexpr std::array<std::string_view, 9> k_fault_points = {
 //     (coordinator_pass.cpp);
 //   slot-reclaim-early: the coordinator frees a slot whose holder has not renewed it for half
 //     the lease, not the whole of it (slot_reclaim_wait.hpp);
-//   grant-slow: not a defect but a slow API server: each slot grant waits 300 ms before its
-//     create (coordinator_pass.cpp), so a test can make a failure come in mid-batch;
+//   grant-slow: not a defect but a slow API server: each group of slot grants waits 300 ms
+//     before its creates (coordinator_pass.cpp), so a test can make a failure come in mid-batch;
 //   standby-lease-watch-behind: not a defect but a loaded API server: a coordinator candidate's
 //     Lease watch delivers no slot change while it stands by (coordinator.cpp), so a test can
 //     make a new leader's standby view stale;
