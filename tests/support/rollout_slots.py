@@ -241,6 +241,14 @@ def main():
     if could_ask is not None:
         print("first grant %.3f s after the first node could ask (%s; goal <= 0.3 s)"
               % (first_grant - could_ask, since))
+    if args.staged_first:  # of that, the election: the leader's term begins (its Lease's acquireTime)
+        elected = [micro_time((event["object"].get("spec") or {}).get("acquireTime"))
+                   for _, event in stamped_events(args.lease_events, args.lease_stamped)
+                   if event["object"]["metadata"]["name"] == "shimkeeper-coordinator"
+                   and (event["object"].get("spec") or {}).get("acquireTime")]
+        if elected:
+            print("  the leader elected %.3f s after the coordinators' start, the first grant %.3f s after that"
+                  % (min(elected) - args.applied, first_grant - min(elected)))
     if args.applied is not None and began_to_wait and not args.staged_first:
         print("  the first request %.3f s after `kubectl apply` returned, the first grant %.3f s after it"
               % (min(began_to_wait.values()) - args.applied, first_grant - args.applied))

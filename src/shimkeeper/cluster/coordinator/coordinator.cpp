@@ -370,6 +370,7 @@ util::Expected<void> Coordinator::begin_term() {
     m_view = {};
     m_term = {};
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
+    m_views_in_this_term = false;
     // The slots listed anew, as the Shims and Nodes are: a candidate's Lease watch may run seconds
     // behind a loaded API server, and a new leader granting from it could grant slots of a
     // generation whose failed slot it has not seen yet (fresh Node requests beside stale slots).
@@ -445,6 +446,7 @@ void Coordinator::end_term(const std::string& why) {
     m_term = {};
     m_stats.shim_nodes.clear(); // only a leader's view counts nodes
     m_shims_synced = m_nodes_synced = m_classes_synced = false;
+    m_views_in_this_term = false;
     m_pass_armed = false;
     m_pass_owed = false;
     m_pass_timer.reset();
@@ -455,9 +457,17 @@ void Coordinator::end_term(const std::string& why) {
 }
 
 void Coordinator::on_change() {
-    if (views_synced()) {
-        arm_pass(m_settings.settle);
+    if (!views_synced()) {
+        return;
     }
+    if (!m_views_in_this_term) {
+        // This term's views are all in for the first time, and nodes may be waiting already (a
+        // leader taking over mid-rollout, or one started after they staged): their grants go now,
+        // not after the settle time and the first pass's writes of every Shim.
+        m_views_in_this_term = true;
+        arm_grant_pass(GrantCause::views_in);
+    }
+    arm_pass(m_settings.settle);
 }
 
 void Coordinator::arm_pass(std::chrono::milliseconds delay) {
@@ -611,7 +621,8 @@ void Coordinator::grant_pass() {
     const char* separator = " ";
     for (const auto& [cause, why] : {std::pair{GrantCause::slot_went, "a slot went"},
                                      std::pair{GrantCause::node_asked, "a node asked"},
-                                     std::pair{GrantCause::batch_cut, "the rest of a batch"}}) {
+                                     std::pair{GrantCause::batch_cut, "the rest of a batch"},
+                                     std::pair{GrantCause::views_in, "the term's views came in"}}) {
         if (causes.contains(cause)) {
             when += separator;
             when += why;

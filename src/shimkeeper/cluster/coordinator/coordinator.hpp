@@ -113,7 +113,7 @@ private:
     void on_change();
     void arm_pass(std::chrono::milliseconds delay);
     void pass();
-    enum class GrantCause { slot_went, node_asked, batch_cut };
+    enum class GrantCause { slot_went, node_asked, batch_cut, views_in };
     void arm_grant_pass(GrantCause cause);
     void grant_pass();
     bool views_synced() const {
@@ -147,6 +147,7 @@ private:
         m_grant_timer; // a grant pass: a slot went or a node asked (pass() grants too)
     bool m_grant_armed = false;
     std::set<GrantCause> m_grant_causes; // since the grant pass was armed, for its log lines
+    bool m_views_in_this_term = false;   // this term's views have all been synced once
     std::chrono::steady_clock::time_point m_pass_due;
     unsigned m_failures_in_row = 0;
     bool m_round_failing = false; // log an unreachable API server once, not every round
