@@ -191,16 +191,20 @@ def main():
     shim, generation = args.shim, args.generation
 
     grants = {}  # Lease uid -> {"name", "holder", "created", "freed"}
+    elections = []  # the coordinator Lease's acquireTimes: when each leader's term began
     for seen, event in stamped_events(args.lease_events, args.lease_stamped):
         meta = event["object"]["metadata"]
         notes = meta.get("annotations") or {}
+        acquired = (event["object"].get("spec") or {}).get("acquireTime")
+        if meta["name"] == "shimkeeper-coordinator" and acquired:
+            elections.append(micro_time(acquired))
         if (notes.get(PREFIX + "shim") != shim or notes.get(PREFIX + "generation") != str(generation)
                 or "-slot-" not in meta["name"]):
             continue
         grant = grants.setdefault(meta["uid"], {
             "name": meta["name"], "holder": (event["object"].get("spec") or {}).get("holderIdentity"),
             "created": seen, "created_rv": int(meta["resourceVersion"]), "freed": None,
-            "acquired": micro_time((event["object"].get("spec") or {}).get("acquireTime"))})
+            "acquired": micro_time(acquired)})
         if event["type"] == "DELETED":
             grant["freed"] = seen
 
@@ -242,13 +246,9 @@ def main():
         print("first grant %.3f s after the first node could ask (%s; goal <= 0.3 s)"
               % (first_grant - could_ask, since))
     if args.staged_first:  # of that, the election: the leader's term begins (its Lease's acquireTime)
-        elected = [micro_time((event["object"].get("spec") or {}).get("acquireTime"))
-                   for _, event in stamped_events(args.lease_events, args.lease_stamped)
-                   if event["object"]["metadata"]["name"] == "shimkeeper-coordinator"
-                   and (event["object"].get("spec") or {}).get("acquireTime")]
-        if elected:
+        if elections:
             print("  the leader elected %.3f s after the coordinators' start, the first grant %.3f s after that"
-                  % (min(elected) - args.applied, first_grant - min(elected)))
+                  % (min(elections) - args.applied, first_grant - min(elections)))
     if args.applied is not None and began_to_wait and not args.staged_first:
         print("  the first request %.3f s after `kubectl apply` returned, the first grant %.3f s after it"
               % (min(began_to_wait.values()) - args.applied, first_grant - args.applied))
