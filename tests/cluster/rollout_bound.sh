@@ -7,11 +7,11 @@
 # taking one slot once, and no node starting its change (annotation `installing`) without a slot;
 # each agent's log has slot, change, release in that order; each node's release and its report of
 # the outcome are one write of its Node, and so are its committing mark and its `installing`
-# before the change. Then a second Shim on 10 of the nodes
+# before the change, and (for most nodes: all but node-1..8 below) its take of the slot. Then a second Shim on 10 of the nodes
 # with maxUpdate 2 is installed and deleted: the uninstall follows the same bound, each node's label
 # goes while it holds a slot (before its removal), the RuntimeClass and the object go after the last
 # node. node-1..8 run with every slot their watch took looking too old for the reconcile to use
-# as it is (fault switch claims-age, as on a loaded machine): they take the grant again, a renewal,
+# as it is (fault switch claims-age, as on a loaded machine): they take the grant at once, a write,
 # and still take one slot each, never releasing it to ask for another.
 # seconds-about: 60
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
@@ -115,9 +115,9 @@ released=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/release_with_report.py"
 echo "$released"
 # And one write says `installing` and marks the slot committing, before the first change.
 committing=$(python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/committing_with_report.py" "$T/nodes.events" demo 1) ||
-    fail "a committing mark and the report before the change were separate writes: $committing"
+    fail "a committing mark, or most takes, and the report before the change were separate writes: $committing"
 echo "$committing"
-retaken=$(cat "$T"/roots/node-[1-8].log | grep -c 'slot demo-slot-.* was taken too long ago to use without a renewal: taking its grant again' || true)
+retaken=$(cat "$T"/roots/node-[1-8].log | grep -c 'slot demo-slot-.* was claimed too long ago to use as its watch showed it: taking its grant again' || true)
 echo "grants of demo taken again by node-1..8 (claims aged): $retaken"
 ((retaken > 0)) || fail "no node-1..8 took an aged claim's grant again: the path was not exercised"
 pass "20 nodes installed demo, at most 3 at once (3 reached), one slot each, changes only inside slots"

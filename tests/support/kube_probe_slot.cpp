@@ -4,10 +4,10 @@
 // "generation", "slots"}, "lease": <the grant as last read>, "hold": <the entry last written>,
 // "lost": "...", "committing": seconds}.
 //
-//   slot NS NODE take LEASE               takes the grant LEASE (read as NODE); prints the held
-//   slot slot NS NODE renew < held             one renewal; prints the held slot after it (its
-//   "lost"
-//                                         set when the slot is lost), exit 1 when it failed
+//   slot NS NODE take LEASE               adopts the grant LEASE (read as NODE) and takes it by
+//                                         its first write; prints the held slot
+//   slot NS NODE renew < held             one renewal; prints the held slot after it (its
+//                                         "lost" set when the slot is lost), exit 1 when it failed
 //   slot NS NODE fail REASON < held       says failed; prints the grant's name
 //   slot NS NODE release < held           says done
 #include "kube_probe.hpp"
@@ -40,6 +40,7 @@ cluster::agent::HeldSlot held_from_stdin() {
     cluster::agent::HeldSlot held{
         {target.at("shim"), target.at("uid"), target.at("generation"), target.at("slots")},
         in.at("lease"),
+        std::chrono::steady_clock::now(), // taken: `take` printed it
         std::chrono::steady_clock::now(),
         in.value("lost", std::string()),
         std::chrono::seconds(in.value("committing", 0L))};
@@ -67,15 +68,16 @@ int slot_command(kubeapi::Client& client, const std::vector<std::string>& args) 
         decision.kind = cluster::model::SlotDecision::Kind::hold;
         decision.index = cluster::model::slot_index_of(grant.lease.name);
         decision.existing = &grant;
-        auto taken = keeper.take(target, decision);
-        if (!taken) {
-            return probe_fail(taken.error());
-        }
-        if (!*taken) {
-            std::fprintf(stderr, "the grant was no longer this node's\n");
+        auto held =
+            cluster::agent::SlotKeeper::adopt(target, decision, std::chrono::steady_clock::now());
+        if (!held) {
+            std::fprintf(stderr, "this process released the grant already\n");
             return 1;
         }
-        std::cout << held_to_json(**taken).dump() << "\n";
+        if (auto taken = keeper.renew(*held); !taken) {
+            return probe_fail(taken.error());
+        }
+        std::cout << held_to_json(*held).dump() << "\n";
         return 0;
     }
     cluster::agent::HeldSlot held = held_from_stdin();

@@ -9,7 +9,9 @@ events; handoffs compare two times of the Node recorder, so its lag mostly cance
 
   asked     the node's slot_requests annotation first names SHIM at GENERATION;
   granted   the coordinator creates a slot Lease `<shim>-slot-<i>` held by the node;
-  taken     the node's held_<shim> entry first names that grant, not done;
+  taken     the node's held_<shim> entry first names that grant, not done (a grant its watch
+            has just shown goes in the node's `installing` write before its first change, so
+            granted to taken includes its transaction's start: reading, planning, the journal);
   released  the entry says done (or, without one, the Lease is deleted);
   freed     the Lease is deleted.
 
@@ -20,8 +22,9 @@ Figures:
     request's own `since` (when the node began to wait). These are the times the objects carry,
     not when the recorders saw them: every party runs on this machine, with one clock;
   - handoffs: a slot (a Lease name) released by its node while another node was waiting
-    (asked, not yet granted), to the next node's take of that name's next grant; and the parts
-    of it: released to freed, freed to the next grant, granted to taken;
+    (asked, not yet granted), to the next node's take of that name's next grant; the same to
+    the next grant (the coordinator's part); and the parts of it: released to freed, freed to
+    the next grant, granted to taken;
   - occupancy: the time-weighted mean number of slots granted (a Lease live, as the API server's
     bound counts them) while at least one node waited, as a fraction of MAX_UPDATE; beside it
     the same for slots in use (taken, not yet released by their node);
@@ -277,6 +280,8 @@ def main():
                 handoffs.append((released_uid, next_uid))
     print("handoffs (a slot released by its node while another waited, to the next node's take): %d, %s"
           % (len(handoffs), spread([taken[b] - released[a] for a, b in handoffs])))
+    print("  to the next grant (the coordinator's part): %s"
+          % spread([grants[b]["created"] - released[a] for a, b in handoffs]))
     parts = [("released to freed", [grants[a]["freed"] - released[a] for a, _ in handoffs
                                     if grants[a]["freed"] is not None]),
              ("freed to the next grant", [grants[b]["created"] - grants[a]["freed"] for a, b in handoffs

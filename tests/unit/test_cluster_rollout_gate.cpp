@@ -152,7 +152,7 @@ TEST(ClusterRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
 ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at) {
     json lease = {
         {"metadata", {{"name", model::slot_lease_name(target.shim, 0)}, {"resourceVersion", "7"}}}};
-    return {{target.shim, ClaimedSlot{HeldSlot{target, lease, at, {}}, at}}};
+    return {{target.shim, ClaimedSlot{HeldSlot{target, lease, {}, at, {}}, at}}};
 }
 
 TEST(ClusterRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNow) {
@@ -182,7 +182,7 @@ TEST(ClusterRolloutGate, AClaimOlderThanAThirdOfTheLeaseIsNotTrustedWithoutARene
               now - model::slot_timing::claim_usable_for - std::chrono::milliseconds(1));
     EXPECT_FALSE(use_claimed(claimed, {"demo", "u-demo", 3, 2}, now));
     EXPECT_EQ(claimed.size(), 1U);
-    // Its grant is taken again, not released: the claim leaves what release_unclaimed gives back.
+    // Its grant is adopted again, not released: the claim leaves what release_unclaimed gives back.
     auto expired = take_expired_claim(claimed, {"demo", "u-demo", 3, 2}, now);
     ASSERT_TRUE(expired);
     EXPECT_EQ(expired->lease["metadata"]["name"], "demo-slot-0");

@@ -1,6 +1,6 @@
 // A node's side of its rollout slots (slot_keeper.hpp) against the in-memory API server: what the
-// node writes on its own Node when it takes, renews, releases or fails a slot, and when it stops
-// trusting a grant.
+// node writes on its own Node when it adopts, takes, renews, releases or fails a slot, and when it
+// stops trusting a grant.
 #include "fake_api_client.hpp"
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
@@ -31,13 +31,23 @@ protected:
             model::granted_slot_lease({target, 0, holder}, "2026-11-30T01:00:00.000000Z"));
     }
 
-    util::Expected<std::optional<HeldSlot>> take(const json& lease) {
+    // The grant as the node's view shows it, adopted: nothing is written.
+    std::optional<HeldSlot> adopt(const json& lease) {
         seen = {model::slot_lease_of(lease), std::chrono::steady_clock::now()};
         model::SlotDecision decision;
         decision.kind = model::SlotDecision::Kind::hold;
         decision.index = 0;
         decision.existing = &seen;
-        return keeper.take(target, decision);
+        return SlotKeeper::adopt(target, decision, std::chrono::steady_clock::now());
+    }
+
+    // Adopted, then taken by its first write (a renewal round's; the report's goes through
+    // confirm_written).
+    HeldSlot take(const json& lease) {
+        HeldSlot held = adopt(lease).value();
+        const auto taken = keeper.renew(held);
+        EXPECT_TRUE(taken) << taken.error().message();
+        return held;
     }
 
     // This node's entry for the Shim on its own Node, as the API server has it.
@@ -57,15 +67,30 @@ protected:
     model::SlotSeen seen;
 };
 
-TEST_F(SlotKeeperTest, ATakeWritesTheEntryOnTheOwnNodeThenConfirmsTheGrant) {
+TEST_F(SlotKeeperTest, AnAdoptedGrantIsNotTakenUntilItsFirstWrite) {
     const json lease = grant(k_me);
-    const auto held = take(lease);
-    ASSERT_TRUE(held) << held.error().message();
-    ASSERT_TRUE(held->has_value());
-    const HeldSlot& slot = **held;
+    const auto adopted = adopt(lease);
+    ASSERT_TRUE(adopted);
+    const HeldSlot& slot = *adopted;
+    EXPECT_TRUE(api.calls().empty()) << "adopting a grant asks nothing";
+    EXPECT_FALSE(entry());
+    EXPECT_FALSE(slot.taken());
     EXPECT_EQ(slot.hold.lease, kubeapi::name_of(lease));
     EXPECT_EQ(slot.hold.grant, lease["metadata"]["uid"].get<std::string>())
         << "the grant is the Lease's uid";
+    const auto now = std::chrono::steady_clock::now();
+    EXPECT_EQ(why_slot_not_fresh(slot, now), std::nullopt) << "seen granted just now";
+    EXPECT_TRUE(why_slot_not_fresh(slot, now + model::slot_timing::fresh_for))
+        << "a grant seen too long ago and not taken since";
+    EXPECT_TRUE(why_slot_not_committed(slot, now)) << "nothing confirmed: no point of no return";
+}
+
+TEST_F(SlotKeeperTest, TheFirstWriteTakesTheSlotOnTheOwnNodeThenConfirmsTheGrant) {
+    const json lease = grant(k_me);
+    HeldSlot slot = adopt(lease).value();
+    const auto taken = keeper.renew(slot);
+    ASSERT_TRUE(taken) << taken.error().message();
+    EXPECT_TRUE(slot.taken());
     EXPECT_EQ(entry(), slot.hold);
     EXPECT_EQ(why_slot_not_fresh(slot, std::chrono::steady_clock::now()), std::nullopt);
     EXPECT_EQ(api.calls(),
@@ -74,27 +99,55 @@ TEST_F(SlotKeeperTest, ATakeWritesTheEntryOnTheOwnNodeThenConfirmsTheGrant) {
         << "the entry first, then the grant read: never a write to the Lease";
 }
 
+// A grant from a view of unknown age is taken at once, before the Node may say `installing`.
+TEST_F(SlotKeeperTest, ATakeAtOnceWritesTheEntryThenReadsTheGrant) {
+    const json lease = grant(k_me);
+    seen = {model::slot_lease_of(lease), std::chrono::steady_clock::now()};
+    model::SlotDecision decision;
+    decision.kind = model::SlotDecision::Kind::hold;
+    decision.existing = &seen;
+    const auto taken = keeper.take(target, decision);
+    ASSERT_TRUE(taken) << taken.error().message();
+    ASSERT_TRUE(taken->has_value());
+    EXPECT_TRUE((*taken)->taken());
+    EXPECT_EQ(entry(), (*taken)->hold);
+    EXPECT_EQ(api.calls(),
+              (std::vector<FakeApiClient::Call>{{"merge_patch", "nodes", k_me},
+                                                {"get", "leases", kubeapi::name_of(lease)}}));
+
+    ASSERT_TRUE(api.remove(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease)));
+    const auto gone = keeper.take(target, decision);
+    ASSERT_TRUE(gone) << "a grant gone is no error: " << gone.error().message();
+    EXPECT_FALSE(gone->has_value());
+}
+
 TEST_F(SlotKeeperTest, AGrantRevokedBeforeTheTakeIsNotHeld) {
     json lease = grant(k_me);
     const auto judged = lease;
     lease["metadata"]["annotations"][model::k_slot_revoked_key] = "not renewed";
     api.put(kubeapi::leases_resource(), k_ns, lease);
-    const auto held = take(judged);
-    ASSERT_TRUE(held);
-    EXPECT_FALSE(held->has_value());
+    HeldSlot held = adopt(judged).value();
+    const auto taken = keeper.renew(held);
+    ASSERT_FALSE(taken);
+    EXPECT_EQ(taken.error().code(), util::ErrorCode::conflict);
+    EXPECT_NE(taken.error().message().find("taking rollout slot"), std::string::npos)
+        << taken.error().message();
+    EXPECT_FALSE(held.taken());
+    EXPECT_NE(held.lost.find("revoked"), std::string::npos) << held.lost;
     EXPECT_TRUE(entry()) << "the entry is written all the same: it is what withdraws a revoke";
 }
 
 TEST_F(SlotKeeperTest, AGrantGoneBeforeTheTakeIsNotHeld) {
     const json lease = grant(k_me);
     ASSERT_TRUE(api.remove(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease)));
-    const auto held = take(lease);
-    ASSERT_TRUE(held);
-    EXPECT_FALSE(held->has_value());
+    HeldSlot held = adopt(lease).value();
+    ASSERT_FALSE(keeper.renew(held));
+    EXPECT_TRUE(held.gone);
+    EXPECT_FALSE(held.taken());
 }
 
 TEST_F(SlotKeeperTest, ARenewalRewritesTheEntryAndConfirmsTheGrantAgain) {
-    auto held = take(grant(k_me)).value().value();
+    auto held = take(grant(k_me));
     held.committing = std::chrono::seconds(40);
     ASSERT_TRUE(keeper.renew(held));
     EXPECT_FALSE(held.hold.renewed.empty());
@@ -105,7 +158,7 @@ TEST_F(SlotKeeperTest, ARenewalRewritesTheEntryAndConfirmsTheGrantAgain) {
 
 TEST_F(SlotKeeperTest, ARenewalFindsAGrantMadeAnewForAnotherNodeAndLetsItGo) {
     const json lease = grant(k_me);
-    auto held = take(lease).value().value();
+    auto held = take(lease);
     ASSERT_TRUE(api.remove(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease)));
     grant("n2"); // the same name, another grant
     const auto renewed = keeper.renew(held);
@@ -117,7 +170,7 @@ TEST_F(SlotKeeperTest, ARenewalFindsAGrantMadeAnewForAnotherNodeAndLetsItGo) {
 }
 
 TEST_F(SlotKeeperTest, AReleaseSaysDoneAndAFailureSaysItsReason) {
-    const auto held = take(grant(k_me)).value().value();
+    const auto held = take(grant(k_me));
     ASSERT_TRUE(keeper.release(held));
     EXPECT_TRUE(entry()->done);
     const auto failed = keeper.fail(held, "health check failed");
@@ -132,44 +185,33 @@ TEST_F(SlotKeeperTest, AReleaseSaysDoneAndAFailureSaysItsReason) {
 // own.
 TEST_F(SlotKeeperTest, AGrantReleasedIsNeverTakenAgainThoughAViewStillShowsIt) {
     const json lease = grant(k_me);
-    const auto held = take(lease).value().value();
+    const auto held = take(lease);
     ASSERT_TRUE(keeper.release(held));
     // The coordinator has not acted on the release yet: the grant still names this node.
-    const auto again = take(lease);
-    ASSERT_TRUE(again) << again.error().message();
-    EXPECT_FALSE(again->has_value()) << "a released grant was taken back";
+    EXPECT_FALSE(adopt(lease)) << "a released grant was adopted back";
     EXPECT_TRUE(entry()->done) << "the release stands: nothing was written over it";
-    SlotKeeper other{api, k_ns, k_me};
-    seen = {model::slot_lease_of(lease), std::chrono::steady_clock::now()};
-    model::SlotDecision decision;
-    decision.kind = model::SlotDecision::Kind::hold;
-    decision.existing = &seen;
-    const auto by_another_keeper = other.take(target, decision);
-    ASSERT_TRUE(by_another_keeper);
-    EXPECT_FALSE(by_another_keeper->has_value()) << "the daemon's other keeper took it back";
 }
 
 // A release that goes with the Node report (released_hold) counts as released before any write:
 // the report may reach the API server and still fail here.
 TEST_F(SlotKeeperTest, AReleaseForTheReportIsDoneAndItsGrantIsNeverTakenAgain) {
     const json lease = grant(k_me);
-    const auto held = take(lease).value().value();
+    const auto held = take(lease);
     const auto writes = api.calls_of("merge_patch", "nodes").size();
     const model::SlotHold done = SlotKeeper::released_hold(held);
     EXPECT_TRUE(done.done);
     EXPECT_EQ(done.grant, held.hold.grant);
     EXPECT_EQ(api.calls_of("merge_patch", "nodes").size(), writes)
         << "the report writes it, not the keeper";
-    const auto again = take(lease);
-    ASSERT_TRUE(again) << again.error().message();
-    EXPECT_FALSE(again->has_value()) << "a grant released with the report was taken back";
+    EXPECT_FALSE(adopt(lease)) << "a grant released with the report was adopted back";
 }
 
-// A committing mark that the Node report carried (rollout_gate.hpp): the keeper writes nothing
-// itself, and the slot counts as committed only once the grant, read after, is still this node's.
+// A committing mark that the Node report carried (rollout_gate.hpp), with the take of a slot
+// adopted only: the keeper writes nothing itself, and the slot counts as taken and committed only
+// once the grant, read after, is still this node's.
 TEST_F(SlotKeeperTest, AMarkCarriedByAnotherWriteIsConfirmedOnlyByReadingTheGrantAfter) {
     const json lease = grant(k_me);
-    auto held = take(lease).value().value();
+    auto held = adopt(lease).value();
     held.committing = std::chrono::seconds(40);
     const model::SlotHold carried = SlotKeeper::renewed_hold(held);
     EXPECT_EQ(carried.committing, std::chrono::seconds(40));
@@ -183,10 +225,11 @@ TEST_F(SlotKeeperTest, AMarkCarriedByAnotherWriteIsConfirmedOnlyByReadingTheGran
     EXPECT_EQ(api.calls_of("get", "leases").size(), gets + 1);
     EXPECT_EQ(held.hold, carried);
     EXPECT_EQ(held.confirmed, sent);
+    EXPECT_TRUE(held.taken());
     EXPECT_EQ(why_slot_not_committed(held, sent), std::nullopt);
 
     // The grant revoked meanwhile: not confirmed, and the transaction may not go on.
-    auto revoked = take(lease).value().value();
+    auto revoked = adopt(lease).value();
     revoked.committing = std::chrono::seconds(40);
     json changed = *api.find(kubeapi::leases_resource(), k_ns, kubeapi::name_of(lease));
     changed["metadata"]["annotations"][std::string(model::k_slot_revoked_key)] = "test";
@@ -203,17 +246,24 @@ TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
     const json lease = grant(k_me);
     api.fail_next("merge_patch", "nodes",
                   util::Error(util::ErrorCode::refused, "nodes \"n1\" is forbidden (HTTP 403)"));
-    const auto held = take(lease);
-    ASSERT_FALSE(held);
-    EXPECT_EQ(held.error().code(), util::ErrorCode::refused);
+    HeldSlot held = adopt(lease).value();
+    const auto taken = keeper.renew(held);
+    ASSERT_FALSE(taken);
+    EXPECT_EQ(taken.error().code(), util::ErrorCode::refused);
+    EXPECT_NE(taken.error().message().find("taking rollout slot"), std::string::npos)
+        << taken.error().message();
     EXPECT_FALSE(entry());
+    const auto waits = why_slot_not_committed(held, std::chrono::steady_clock::now());
+    ASSERT_TRUE(waits);
+    EXPECT_NE(waits->find("is forbidden (HTTP 403)"), std::string::npos)
+        << "what the node says while it waits names the refusal: " << *waits;
     auto events = api.objects(kubeapi::events_resource(), "default");
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].value("type", ""), "Warning");
     EXPECT_EQ(events[0].value("reason", ""), model::k_write_refused);
     EXPECT_EQ(events[0]["regarding"].value("name", ""), "refused-here");
 
-    ASSERT_TRUE(take(lease)) << "accepted again";
+    ASSERT_TRUE(keeper.renew(held)) << "accepted again";
     events = api.objects(kubeapi::events_resource(), "default");
     ASSERT_EQ(events.size(), 2u);
     EXPECT_EQ(std::ranges::count_if(events,

@@ -8,8 +8,7 @@ start_cluster_watches(const GlobalOptions& options, const util::Log& log) {
     if (!ctx || !ctx->cluster) {
         return nullptr;
     }
-    // A slot claim between reconciles pings the watchdog before each request, as a reconcile does.
-    return cluster::agent::AgentWatches::start(*ctx->cluster, log, daemon::watchdog_keepalive);
+    return cluster::agent::AgentWatches::start(*ctx->cluster, log);
 }
 
 daemon::ChangeSource change_source_of(cluster::agent::AgentWatches& watches) {

@@ -136,8 +136,7 @@ daemon::ReconcileOutcome reconcile_once(Context& ctx, const reconcile::Node& edg
         stage_ahead ? staging->stage(node, gate->worth_staging_ahead()) : std::set<std::string>{};
     if (watches != nullptr) {
         watches->wait_for(slots_to_ask(gate, still_staging),
-                          gate ? gate->held_shims() : std::set<std::string>{},
-                          ctx.cluster ? ctx.cluster->pass() : nullptr);
+                          gate ? gate->held_shims() : std::set<std::string>{});
     }
     report_metrics(ctx, outcome, clock);
     auto state = ctx.store.load_state();

@@ -9,11 +9,10 @@
 
 namespace shimkeeper::cluster::agent {
 
-util::Expected<std::unique_ptr<AgentWatches>>
-AgentWatches::start(ClusterSource& source, const util::Log& log, std::function<void()> heartbeat) {
+util::Expected<std::unique_ptr<AgentWatches>> AgentWatches::start(ClusterSource& source,
+                                                                  const util::Log& log) {
     auto loop = TRY(kubeapi::CurlEventLoop::create());
     std::unique_ptr<AgentWatches> out(new AgentWatches(std::move(loop), log));
-    out->m_heartbeat = std::move(heartbeat);
     source.identify_once();
     out->m_watch = TRY(ClusterWatch::create(*out->m_loop, source, log));
     TRY(out->m_watch->start());
@@ -22,8 +21,6 @@ AgentWatches::start(ClusterSource& source, const util::Log& log, std::function<v
     out->m_node_name_origin = source.node_name_origin();
     out->m_namespace = source.settings().namespace_name;
     out->m_lease_client = std::make_unique<kubeapi::Client>(
-        TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
-    out->m_slot_client = std::make_unique<kubeapi::Client>(
         TRY(kubeapi::Client::from_kubeconfig(source.kubeconfig())));
     TRY(out->open_slot_watch());
     // Arms the loop's timers so that its fd becomes readable when the first one is due.
@@ -91,8 +88,7 @@ void AgentWatches::close_slot_watch_when_idle() {
 }
 
 void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims,
-                            const std::set<std::string>& held,
-                            std::shared_ptr<kubeapi::ApiPass> pass) {
+                            const std::set<std::string>& held) {
     m_waiting = std::move(shims);
     for (const std::string& shim : held) {
         m_asked_since.erase(shim);
@@ -102,8 +98,8 @@ void AgentWatches::wait_for(std::map<std::string, std::optional<model::RolloutTa
             m_log.warning("cluster watches: " + opened.error().message());
         }
     }
-    // A grant seen during the reconcile is taken now, not at the next one.
-    claim_granted_slots(std::move(pass));
+    // A grant seen during the reconcile is claimed now, not at the next one.
+    claim_granted_slots();
     close_slot_watch_when_idle();
 }
 
@@ -127,11 +123,11 @@ model::SlotRequests AgentWatches::requests() {
     return out;
 }
 
-void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
+void AgentWatches::claim_granted_slots() {
     const std::vector<model::SlotSeen>& own = m_slots.slots();
-    const auto now = std::chrono::steady_clock::now();
-    m_slot_client->join_pass(pass ? std::move(pass)
-                                  : std::make_shared<kubeapi::ApiPass>(m_heartbeat));
+    // The board is as fresh as the loop's last dispatch: after a reconcile (wait_for) that may be
+    // long ago, and the claim then too old for the gate to use untaken.
+    const auto now = m_slots_dispatched;
     for (const auto& [shim, target] : m_waiting) {
         if (!target || m_claimed.contains(shim)) {
             continue; // unresolved (the coordinator's status wakes it: ClusterWatch), or claimed
@@ -141,20 +137,13 @@ void AgentWatches::claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass) {
         if (decision.kind != model::SlotDecision::Kind::hold) {
             continue;
         }
-        SlotKeeper keeper(*m_slot_client, m_namespace, m_node_name);
-        auto taken = keeper.take(*target, decision);
-        if (!taken) {
-            // The reconcile tries the grant again; should it run out meanwhile, this request is
-            // served (slot_grant.hpp), so the next one asks anew.
-            m_log.warning("rollout: " + taken.error().message());
-            m_asked_since.erase(shim);
-            m_wake_now = true;
-        } else if (*taken) {
+        // No request here: the reconcile this wakes takes it with its `installing` report.
+        if (auto taken = SlotKeeper::adopt(*target, decision, now)) {
             m_log.info("rollout: took slot " + model::slot_lease_name(shim, decision.index) +
                            " for Shim/" + shim + " generation " +
                            std::to_string(target->generation) + ", granted by the coordinator",
                        {.shim = shim});
-            m_claimed[shim] = ClaimedSlot{std::move(**taken), now};
+            m_claimed[shim] = ClaimedSlot{std::move(*taken), now};
             m_wake_now = true;
         }
     }
@@ -197,6 +186,7 @@ void AgentWatches::on_slot_change(const std::string& shim) {
 }
 
 bool AgentWatches::dispatch() {
+    m_slots_dispatched = std::chrono::steady_clock::now(); // before: the events read come after
     if (auto ran = m_loop->dispatch_pending(); !ran) {
         m_log.error("cluster watches: " + ran.error().message());
     }

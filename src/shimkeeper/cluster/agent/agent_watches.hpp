@@ -39,11 +39,9 @@ inline constexpr std::chrono::milliseconds k_cluster_debounce{100};
 class AgentWatches {
 public:
     // Decides the node name of `source` unless it is decided already (one request), then opens
-    // the watches for that Node. An Error when they cannot be set up at all. `heartbeat`: the
-    // daemon's watchdog ping, called before each request a slot claim makes (request_bound.hpp);
-    // may be empty.
-    static util::Expected<std::unique_ptr<AgentWatches>>
-    start(ClusterSource& source, const util::Log& log, std::function<void()> heartbeat = {});
+    // the watches for that Node. An Error when they cannot be set up at all.
+    static util::Expected<std::unique_ptr<AgentWatches>> start(ClusterSource& source,
+                                                               const util::Log& log);
 
     ~AgentWatches();
     AgentWatches(const AgentWatches&) = delete;
@@ -51,10 +49,10 @@ public:
 
     // Readable when something is due: then dispatch().
     int fd() const { return m_loop->fd(); }
-    // Runs what is due; true when the desired state may have changed or a slot was taken (the
+    // Runs what is due; true when the desired state may have changed or a slot was granted (the
     // daemon should reconcile).
     bool dispatch();
-    // True once after a slot was taken (or one of ours is to be written again): the reconcile
+    // True once after a slot was granted (or one of ours is to be written again): the reconcile
     // should start now, not after the daemon's debounce. Not while another Shim this node asked
     // for is still ungranted: the coordinator grants a node's requests in one go, a create each,
     // so the rest are likely on their way, and the short debounce (k_cluster_debounce) lets one
@@ -68,19 +66,17 @@ public:
     // that watch is closed (nothing waited for or held) or starting.
     const model::SlotBoard& slots() const { return m_slots; }
     // The Shims the last reconcile could not take a slot for (rollout_gate.hpp). This node asks
-    // the coordinator for them (requests(), sent with the Node report) and takes a slot the
-    // coordinator grants as soon as its Lease reaches this node's watch: one request, and only
-    // then does the daemon wake (take_urgent), with the slot already held.
+    // the coordinator for them (requests(), sent with the Node report) and claims a slot the
+    // coordinator grants as soon as its Lease reaches this node's watch, without a request (the
+    // reconcile takes it with its `installing` report), waking the daemon at once (take_urgent).
     // `held`: Shims the reconcile held a slot for; waiting for one of them again is a new
-    // request (the coordinator does not grant a request again once its slot went). `pass`: the
-    // reconcile's (ClusterSource::pass), which a slot taken now joins; none: a pass of its own.
+    // request (the coordinator does not grant a request again once its slot went).
     void wait_for(std::map<std::string, std::optional<model::RolloutTarget>> shims,
-                  const std::set<std::string>& held = {},
-                  std::shared_ptr<kubeapi::ApiPass> pass = nullptr);
+                  const std::set<std::string>& held = {});
     // What this node asks for, for the Node report: each waited-for Shim generation, with when
     // this daemon first asked (a daemon started again asks anew, slot_grant.hpp).
     model::SlotRequests requests();
-    // The slots taken that way since the last call, for the reconcile's RolloutGate.
+    // The slots claimed that way since the last call, for the reconcile's RolloutGate.
     ClaimedSlots take_claimed() { return std::exchange(m_claimed, {}); }
 
 private:
@@ -90,8 +86,7 @@ private:
     std::unique_ptr<kubeapi::CurlEventLoop> m_loop;
     std::unique_ptr<ClusterWatch> m_watch;
     std::unique_ptr<kubeapi::Client> m_lease_client;
-    std::unique_ptr<kubeapi::Client> m_slot_client; // takes granted slots
-    model::SlotBoard m_slots;                       // fed by m_lease_watch: this node's slots
+    model::SlotBoard m_slots; // fed by m_lease_watch: this node's slots
     std::unique_ptr<kubeapi::Watch> m_lease_watch;
     const util::Log& m_log;
     std::string m_last_problem;
@@ -101,14 +96,15 @@ private:
     std::string m_node_name_origin;
     std::string m_namespace;
     ClaimedSlots m_claimed;
+    // When the loop last dispatched what the watches had read: the age of m_slots' view.
+    std::chrono::steady_clock::time_point m_slots_dispatched = std::chrono::steady_clock::now();
     bool m_wake_now = false;
 
     void on_slot_change(const std::string& shim);
-    // Takes the slots granted for what waits, in `pass` (none: a new one, pinging m_heartbeat):
-    // a claim runs on the daemon's loop, between or at the end of reconciles.
     void note_slot_watch_refusal();
-    void claim_granted_slots(std::shared_ptr<kubeapi::ApiPass> pass = nullptr);
-    std::function<void()> m_heartbeat;
+    // Adopts the slots granted for what waits (SlotKeeper::adopt, no request), between or at the
+    // end of reconciles; the reconcile it wakes takes them with its `installing` report.
+    void claim_granted_slots();
     // The slot watch is open only while this node waits for a slot, holds one or has one
     // granted: an idle agent keeps two watches (Shims, its Node), not three. It is
     // opened at start (a slot held from before a restart), and closed k_slot_watch_grace after

@@ -30,11 +30,15 @@ std::vector<kubeapi::ObjectReference> NodeReporter::shims_reported(const NodeRep
     }
     std::vector<kubeapi::ObjectReference> out;
     for (const auto& name : names) {
-        const ShimSeen* shim = m_reading.find(name);
-        out.push_back(shim != nullptr ? kubeapi::ObjectReference::of(shim->object)
-                                      : shim_reference(name, ""));
+        out.push_back(reference_of(name, ""));
     }
     return out;
+}
+
+kubeapi::ObjectReference NodeReporter::reference_of(const std::string& shim,
+                                                    const std::string& uid) const {
+    const ShimSeen* seen = m_reading.find(shim);
+    return seen != nullptr ? kubeapi::ObjectReference::of(seen->object) : shim_reference(shim, uid);
 }
 
 void NodeReporter::warn_about_new_failures(const NodeReport& report) {
@@ -103,9 +107,21 @@ util::Expected<void> NodeReporter::publish(const NodeReport& report) {
     if (!patched) {
         failed = std::move(patched.error()).with_context("reporting shim state on Node " + node);
     }
-    if (auto unsent = WriteRefusalNotices::of_this_process().after_write(
-            client, node, shims_reported(report), "ReportState", failed ? &*failed : nullptr)) {
+    WriteRefusalNotices& notices = WriteRefusalNotices::of_this_process();
+    if (auto unsent = notices.after_write(client, node, shims_reported(report), "ReportState",
+                                          failed ? &*failed : nullptr)) {
         m_log.warning(unsent->message());
+    }
+    if (!failed && !holds.empty()) {
+        // The slot entries it carried (a take, a committing mark, a release) were accepted: a
+        // HoldSlot refusal told before gets its Normal Event, as a write of their own would.
+        std::vector<kubeapi::ObjectReference> held;
+        for (const model::SlotHold& hold : holds) {
+            held.push_back(reference_of(hold.shim, hold.uid));
+        }
+        if (auto unsent = notices.after_write(client, node, held, "HoldSlot", nullptr)) {
+            m_log.warning(unsent->message());
+        }
     }
     if (failed) {
         return std::unexpected(std::move(*failed));

@@ -49,6 +49,8 @@ private:
     void warn_about_new_failures(const NodeReport& report);
     // The Shims a report's patch writes about, as Event subjects.
     std::vector<kubeapi::ObjectReference> shims_reported(const NodeReport& report) const;
+    // Shim `shim` as an Event's subject: the object read, or its name and `uid`.
+    kubeapi::ObjectReference reference_of(const std::string& shim, const std::string& uid) const;
 
     const ClusterSource& m_source;
     const ClusterReading& m_reading;

@@ -173,8 +173,8 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
             } else if (auto old = take_expired_claim(m_claimed, *need.target, now)) {
                 m_log.info("rollout: slot " + kubeapi::name_of(old->lease) + " of Shim/" +
                                need.shim +
-                               " was taken too long ago to use without a renewal: taking its "
-                               "grant again",
+                               " was claimed too long ago to use as its watch showed it: taking "
+                               "its grant again",
                            {.shim = need.shim});
                 expired.emplace(need.shim, std::move(*old));
             }
@@ -222,6 +222,8 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                 slots, *need.target, me,
                 shim ? model::rollout_halted_message(shim->object) : std::string());
             if (decision.kind == model::SlotDecision::Kind::hold) {
+                // A view of unknown age (the board after the loop was held up, apply's list):
+                // taken at once, before the Node may say `installing` (slot_keeper.hpp).
                 auto taken = keeper.take(*need.target, decision);
                 if (!taken) {
                     m_waiting[need.shim] = taken.error().message();
@@ -234,9 +236,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
                     m_held.push_back(std::move(**taken));
                     continue;
                 } else {
-                    m_waiting[need.shim] =
-                        "rollout slot " + model::slot_lease_name(need.shim, decision.index) +
-                        " of Shim/" + need.shim + " was no longer this node's when it took it";
+                    m_waiting[need.shim] = why_not_taken(need.shim, decision);
                 }
             } else {
                 m_waiting[need.shim] = decision.why;
@@ -260,6 +260,20 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
         return desired;
     }
     return held_back_desired(desired, state, held_back);
+}
+
+std::string RolloutGate::why_not_taken(const std::string& shim,
+                                       const model::SlotDecision& decision) const {
+    const std::string slot =
+        "rollout slot " + model::slot_lease_name(shim, decision.index) + " of Shim/" + shim;
+    const auto given_back = SlotKeeper::given_back(decision.existing->lease);
+    if (!given_back) {
+        return slot + " was no longer this node's when it took it";
+    }
+    // Until the coordinator frees it, the grant is still in view: say why it went back.
+    return slot + " was given back by this node" +
+           (given_back->empty() ? std::string() : " after: " + *given_back) +
+           "; it waits for the coordinator to free it and grant a slot anew";
 }
 
 // A grant of this node's for an older generation goes back at once: a grant is of one generation,
@@ -346,7 +360,7 @@ void RolloutGate::release_unclaimed(SlotKeeper& keeper) {
         if (auto released = keeper.release(claimed.held); !released) {
             m_log.warning("rollout: " + released.error().message());
         } else {
-            m_log.info("rollout: released slot " + slot + ", taken for Shim/" + shim +
+            m_log.info("rollout: released slot " + slot + ", claimed for Shim/" + shim +
                            " but no longer needed by this reconcile",
                        {.shim = shim});
         }
@@ -368,7 +382,7 @@ void RolloutGate::release_expired_claims_not_taken_again(
             m_log.warning("rollout: " + released.error().message());
         } else {
             m_log.info("rollout: released slot " + kubeapi::name_of(held.lease) +
-                           ", taken for Shim/" + shim + " too long ago and not taken again",
+                           ", claimed for Shim/" + shim + " too long ago and not taken again",
                        {.shim = shim});
         }
     }

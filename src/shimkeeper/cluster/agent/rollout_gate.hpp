@@ -16,10 +16,12 @@
 // Decisions (README, "Rolling rollouts"): a node whose change for a Shim is nothing (already at the
 // spec, a new generation that changed only rolloutStrategy) takes no slot; a percentage maxUpdate
 // waits for the coordinator's `status.slots`; the daemon takes only slots the coordinator granted
-// it, and its wake path may have taken one already (ClaimedSlots), which the next reconcile uses;
+// it, and its wake path may have claimed one already (ClaimedSlots), which the next reconcile uses;
 // `apply` lists the slots granted to it (no watch), only when some Shim needs a slot, and asks for
 // and waits a while for a grant itself. The node writes no Lease: its take, renewals, committing
-// mark, failure and release are its own Node's (slot_hold.hpp).
+// mark, failure and release are its own Node's (slot_hold.hpp); a claim young enough to use is
+// taken by the first write of its entry, which goes with the `installing` report, anything else
+// by a write of its own before the transaction (slot_keeper.hpp).
 #pragma once
 
 #include "shimkeeper/cluster/agent/cluster_source.hpp"
@@ -55,10 +57,10 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
                                                      const store::StoreState& state,
                                                      const std::set<std::string>& held_back);
 
-// A slot the daemon took between reconciles (agent_watches.hpp), by Shim name.
+// A slot the daemon adopted between reconciles (agent_watches.hpp), by Shim name: not taken yet.
 struct ClaimedSlot {
     HeldSlot held;
-    std::chrono::steady_clock::time_point at;
+    std::chrono::steady_clock::time_point at; // as of when its watch was up to date
 };
 using ClaimedSlots = std::map<std::string, ClaimedSlot>;
 
@@ -69,14 +71,14 @@ std::set<std::string> shims_to_halt(const util::Expected<reconcile::Outcome>& ou
                                     const std::vector<std::string>& refused_about);
 
 // Pure: the claimed slot for `target` (same Shim object and generation), taken from `claimed`,
-// while it is fresh enough to trust without a renewal (a third of the lease duration); what is
-// left in `claimed` is not wanted and should be released.
+// while the watch's view of it is recent enough to trust as it is (a third of the lease
+// duration); what is left in `claimed` is not wanted and should be released.
 std::optional<HeldSlot> use_claimed(ClaimedSlots& claimed, const model::RolloutTarget& target,
                                     std::chrono::steady_clock::time_point now);
 // Pure: the claimed slot for `target` (same Shim object and generation) that is too old for
-// use_claimed, taken from `claimed`. Its grant is still this node's: the gate takes it again (a
-// renewal the API server confirms) instead of releasing it and asking for another, which on a
-// loaded control plane cost a slot for a whole handoff.
+// use_claimed, taken from `claimed`. Its grant may still be this node's: the gate takes it again
+// (a write and a read) instead of releasing it and asking for another, which on a loaded control
+// plane cost a slot for a whole handoff.
 std::optional<HeldSlot> take_expired_claim(ClaimedSlots& claimed,
                                            const model::RolloutTarget& target,
                                            std::chrono::steady_clock::time_point now);
@@ -89,7 +91,7 @@ public:
     // waits); nullptr (apply): admit() lists this node's grants, if any Shim needs one, and asks
     // for the missing ones and waits for them a while. `longest_commit`: what the transaction may
     // take past its point of no return (reconcile/commit_bound.hpp), the committing mark of its
-    // slots. `claimed`: slots the daemon already took; admit() uses them or releases them. All
+    // slots. `claimed`: slots the daemon already claimed; admit() uses them or releases them. All
     // three references must outlive the gate.
     static util::Expected<std::unique_ptr<RolloutGate>>
     create(const ClusterSource& cluster, const store::Store& store, const util::Log& log,
@@ -151,6 +153,8 @@ private:
     };
     void release_kept_on_their_own(const std::string& why);
     void release_unclaimed(SlotKeeper& keeper);
+    // What a Shim waits for when its grant could not be taken (keeper.take gave nullopt).
+    std::string why_not_taken(const std::string& shim, const model::SlotDecision& decision) const;
     void release_expired_claims_not_taken_again(SlotKeeper& keeper,
                                                 const std::map<std::string, HeldSlot>& expired);
     void release_stale_grants(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,

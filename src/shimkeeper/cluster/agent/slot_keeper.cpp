@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <mutex>
-#include <set>
 
 namespace shimkeeper::cluster::agent {
 
@@ -100,26 +100,37 @@ namespace {
 // takes slots from two places (its watch and the reconcile) through keepers of their own.
 class ReleasedGrants {
 public:
-    void add(const std::string& grant) {
+    // `why`: the last failure of a write about the slot, if any (a take the API server refused).
+    void add(const std::string& grant, const std::string& why) {
         std::lock_guard lock(m_mutex);
+        if (m_grants.contains(grant)) {
+            if (!why.empty()) {
+                m_grants[grant] = why;
+            }
+            return;
+        }
         if (m_order.size() == k_kept) {
             m_grants.erase(m_order.front());
             m_order.pop_front();
         }
-        if (m_grants.insert(grant).second) {
-            m_order.push_back(grant);
-        }
+        m_grants.emplace(grant, why);
+        m_order.push_back(grant);
     }
     bool contains(const std::string& grant) const {
         std::lock_guard lock(m_mutex);
         return m_grants.contains(grant);
+    }
+    std::optional<std::string> why(const std::string& grant) const {
+        std::lock_guard lock(m_mutex);
+        auto found = m_grants.find(grant);
+        return found == m_grants.end() ? std::nullopt : std::optional(found->second);
     }
 
 private:
     // A node takes a few slots a rollout; far more than any view can lag behind.
     static constexpr std::size_t k_kept = 256;
     mutable std::mutex m_mutex;
-    std::set<std::string> m_grants;
+    std::map<std::string, std::string> m_grants; // grant -> the last failure about it
     std::deque<std::string> m_order;
 };
 
@@ -130,23 +141,38 @@ ReleasedGrants& released_by_this_process() {
 
 } // namespace
 
-util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTarget& target,
-                                                         const model::SlotDecision& decision) {
+std::optional<HeldSlot> SlotKeeper::adopt(const model::RolloutTarget& target,
+                                          const model::SlotDecision& decision,
+                                          std::chrono::steady_clock::time_point seen) {
     const model::SlotLease& grant = decision.existing->lease;
     if (released_by_this_process().contains(grant.grant)) {
         return std::nullopt;
     }
     HeldSlot held{target, grant.object, {}, {}, {}};
+    held.adopted = seen;
     held.hold = model::SlotHold{
         target.shim, grant.name,        grant.grant,
         target.uid,  target.generation, kubeapi::micro_time(std::chrono::system_clock::now())};
-    const auto sent = std::chrono::steady_clock::now();
-    TRY(write(held.hold, "taking"));
-    if (!TRY(read_grant(held))) {
+    return held;
+}
+
+util::Expected<std::optional<HeldSlot>> SlotKeeper::take(const model::RolloutTarget& target,
+                                                         const model::SlotDecision& decision) {
+    auto held = adopt(target, decision, std::chrono::steady_clock::now());
+    if (!held) {
         return std::nullopt;
     }
-    held.confirmed = sent;
+    if (auto taken = renew(*held); !taken) {
+        if (!held->lost.empty()) {
+            return std::nullopt; // written, then read: no longer this node's
+        }
+        return std::unexpected(std::move(taken.error()));
+    }
     return held;
+}
+
+std::optional<std::string> SlotKeeper::given_back(const model::SlotLease& grant) {
+    return released_by_this_process().why(grant.grant);
 }
 
 std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
@@ -154,6 +180,15 @@ std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
     const std::string name = kubeapi::name_of(held.lease);
     if (!held.lost.empty()) {
         return "rollout slot " + name + " is no longer this node's: " + held.lost;
+    }
+    if (!held.taken()) {
+        const auto age = now - held.adopted;
+        if (age < model::slot_timing::fresh_for) {
+            return std::nullopt;
+        }
+        return "rollout slot " + name + " was seen granted to this node " +
+               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
+               " s ago and not taken since: it may be another node's by now";
     }
     const auto age = now - held.confirmed;
     if (age >= model::slot_timing::fresh_for) {
@@ -174,7 +209,8 @@ std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
         return "the API server has not confirmed this node's mark on rollout slot " +
                kubeapi::name_of(held.lease) +
                " that it is past its point of no return: it may be another node's by the time "
-               "the change ends";
+               "the change ends" +
+               (held.last_failure.empty() ? std::string() : " (" + held.last_failure + ")");
     }
     return std::nullopt;
 }
@@ -183,7 +219,7 @@ model::SlotHold SlotKeeper::released_hold(const HeldSlot& held) {
     model::SlotHold hold = held.hold;
     hold.done = true;
     // Before the write: a write that fails may still have reached the API server.
-    released_by_this_process().add(hold.grant);
+    released_by_this_process().add(hold.grant, held.last_failure);
     return hold;
 }
 
@@ -208,8 +244,12 @@ model::SlotHold SlotKeeper::renewed_hold(const HeldSlot& held) {
 util::Expected<void> SlotKeeper::renew(HeldSlot& held) {
     const model::SlotHold hold = renewed_hold(held);
     const auto sent = std::chrono::steady_clock::now();
-    TRY(write(hold, "renewing"));
-    return confirm_written(held, hold, sent);
+    auto done = write(hold, held.taken() ? "renewing" : "taking");
+    if (done) {
+        done = confirm_written(held, hold, sent);
+    }
+    held.last_failure = done ? std::string() : done.error().message();
+    return done;
 }
 
 util::Expected<void> SlotKeeper::confirm_written(HeldSlot& held, const model::SlotHold& written,
@@ -217,7 +257,8 @@ util::Expected<void> SlotKeeper::confirm_written(HeldSlot& held, const model::Sl
     held.hold = written;
     if (!TRY(read_grant(held))) {
         return util::fail(util::ErrorCode::conflict,
-                          "renewing rollout slot " + written.lease + ": " + held.lost);
+                          std::string(held.taken() ? "renewing" : "taking") + " rollout slot " +
+                              written.lease + ": " + held.lost);
     }
     held.confirmed = sent;
     held.confirmed_committing = written.committing;

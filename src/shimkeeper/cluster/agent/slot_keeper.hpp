@@ -5,13 +5,24 @@
 // grant failed, which halts the rollout of that generation). Each is a merge patch of one
 // annotation on this node's own Node: the node writes no Lease.
 //
+// A grant the daemon's watch has just shown is adopted without a request (adopt): the first write
+// of its entry takes it, and that write goes with the Node's `installing` report before the first
+// change (rollout_gate.hpp), or with a renewal round should the transaction take longer than
+// slot_timing::renew_every to get there (a download inside the slot). One Node write and one
+// quorum read less per slot than a take of its own; the coordinator times an untaken grant by its
+// Lease alone (slot_view.hpp), so it frees one nobody takes after slot_timing::free_after, as
+// before. A grant from a view of unknown age (the watch's board read after the daemon's loop was
+// held up, `apply`'s list) is taken at once (take: the entry written, then the grant read), so
+// that a node never says `installing` on a grant that went while its view stood still.
+//
 // A slot is a bound only while it is fresh: a take or renewal writes the entry and then reads the
 // grant (a quorum read); when the grant is still this node's and not revoked, the slot is
 // confirmed as of when the write was sent (this node's monotonic clock). The coordinator deletes
 // a grant only slot_timing::revoked_for after it revoked it, and every read that found it
 // unrevoked came before the revoke, so a slot confirmed less than slot_timing::fresh_for ago
 // cannot have been handed to anyone yet: the gate lets a transaction past its point of no return
-// only then (rollout_gate.hpp).
+// only then, and only once its committing mark is confirmed, which an untaken slot never is
+// (rollout_gate.hpp).
 #pragma once
 
 #include "shimkeeper/cluster/model/slot_hold.hpp"
@@ -30,8 +41,11 @@ namespace shimkeeper::cluster::agent {
 struct HeldSlot {
     model::RolloutTarget target;
     nlohmann::json lease; // the grant as this node read it last
-    // When the write of the last confirmed take or renewal was sent.
+    // When the write of the last confirmed take or renewal was sent; unset until one is (taken()).
     std::chrono::steady_clock::time_point confirmed{};
+    // As of when the view that showed the grant as this node's was up to date (SlotKeeper::adopt):
+    // until the slot is taken, whether the Node may say `installing` for it is judged by this.
+    std::chrono::steady_clock::time_point adopted{};
     std::string lost; // why the slot is no longer this node's; empty while it is
     // Once set (SlotRenewal::renew_committing), every renewal carries it as its committing mark
     // (slot_hold.hpp): this node is past its point of no return.
@@ -43,10 +57,17 @@ struct HeldSlot {
     // revoke it made on a view that missed them, and a renewal that finds it unrevoked again
     // clears `lost`.
     bool gone = false;
+    // Why the last renewal (or take) failed, for what the node says while it waits; empty after
+    // one that succeeded.
+    std::string last_failure{};
+
+    // Its entry was written and the grant read after it at least once: the slot is taken.
+    bool taken() const { return confirmed != std::chrono::steady_clock::time_point{}; }
 };
 
 // Why `held` may not be trusted as this node's slot at `now`: lost, or not confirmed within
-// slot_timing::fresh_for. nullopt: fresh.
+// slot_timing::fresh_for; a slot not taken yet, adopted from a view more than fresh_for old (only
+// its committing mark, confirmed, lets a transaction past its point of no return). nullopt: fresh.
 std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
                                               std::chrono::steady_clock::time_point now);
 
@@ -70,10 +91,18 @@ public:
     SlotKeeper(kubeapi::ApiClient& client, std::string ns, std::string me)
         : m_client(client), m_ns(std::move(ns)), m_me(std::move(me)) {}
 
-    // Takes the slot granted to this node (decision.existing: the grant as its watch showed it):
-    // writes the entry naming it, then reads the grant. nullopt: it is no longer this node's
-    // (revoked, gone or marked failed since), or this process released it (release()): then
-    // nothing is written.
+    // Adopts the slot granted to this node (decision.existing: the grant as a view showed it as
+    // of `seen`) without a request; its first write (the `installing` report's, or a renewal)
+    // takes it. nullopt: this process released that grant already (release()).
+    static std::optional<HeldSlot> adopt(const model::RolloutTarget& target,
+                                         const model::SlotDecision& decision,
+                                         std::chrono::steady_clock::time_point seen);
+    // Whether this process gave `grant` back (released it, or is releasing it with a report):
+    // then the last failure of a write about it (empty: none), else nullopt.
+    static std::optional<std::string> given_back(const model::SlotLease& grant);
+    // Adopts the slot and takes it at once: writes the entry naming it, then reads the grant.
+    // nullopt: it is no longer this node's (revoked, gone or marked failed since), or this
+    // process released it (release()): then nothing is written.
     util::Expected<std::optional<HeldSlot>> take(const model::RolloutTarget& target,
                                                  const model::SlotDecision& decision);
     // Says done: the coordinator deletes the grant. This process never takes it again.
@@ -86,9 +115,9 @@ public:
     // then, creates a failed Lease for it (slot_view.hpp), which halts the rollout of that
     // generation. Returns the grant's name.
     util::Expected<std::string> fail(const HeldSlot& held, const std::string& reason);
-    // One renewal: the entry written again (its `renewed` now, its committing mark), then the
-    // grant read; updates held.lease, held.confirmed and held.confirmed_committing, or sets
-    // held.lost when the grant is no longer this node's.
+    // One renewal (the take, for a slot not taken yet): the entry written (its `renewed` now, its
+    // committing mark), then the grant read; updates held.lease, held.confirmed and
+    // held.confirmed_committing, or sets held.lost when the grant is no longer this node's.
     util::Expected<void> renew(HeldSlot& held);
     // The entry a renewal writes: `held`'s, its `renewed` now, with its committing mark.
     static model::SlotHold renewed_hold(const HeldSlot& held);
