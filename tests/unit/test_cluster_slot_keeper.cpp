@@ -50,6 +50,17 @@ protected:
         return held;
     }
 
+    // The first write of an adopted slot, failing with `code`: an error that says it was a take,
+    // and the slot still not taken.
+    void expect_take_fails(HeldSlot& held, util::ErrorCode code) {
+        const auto taken = keeper.renew(held);
+        ASSERT_FALSE(taken);
+        EXPECT_EQ(taken.error().code(), code);
+        EXPECT_NE(taken.error().message().find("taking rollout slot"), std::string::npos)
+            << taken.error().message();
+        EXPECT_FALSE(held.taken());
+    }
+
     // This node's entry for the Shim on its own Node, as the API server has it.
     std::optional<model::SlotHold> entry() const {
         const json node = *api.find(kubeapi::nodes_resource(), "", k_me);
@@ -127,12 +138,7 @@ TEST_F(SlotKeeperTest, AGrantRevokedBeforeTheTakeIsNotHeld) {
     lease["metadata"]["annotations"][model::k_slot_revoked_key] = "not renewed";
     api.put(kubeapi::leases_resource(), k_ns, lease);
     HeldSlot held = adopt(judged).value();
-    const auto taken = keeper.renew(held);
-    ASSERT_FALSE(taken);
-    EXPECT_EQ(taken.error().code(), util::ErrorCode::conflict);
-    EXPECT_NE(taken.error().message().find("taking rollout slot"), std::string::npos)
-        << taken.error().message();
-    EXPECT_FALSE(held.taken());
+    expect_take_fails(held, util::ErrorCode::conflict);
     EXPECT_NE(held.lost.find("revoked"), std::string::npos) << held.lost;
     EXPECT_TRUE(entry()) << "the entry is written all the same: it is what withdraws a revoke";
 }
@@ -247,11 +253,7 @@ TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
     api.fail_next("merge_patch", "nodes",
                   util::Error(util::ErrorCode::refused, "nodes \"n1\" is forbidden (HTTP 403)"));
     HeldSlot held = adopt(lease).value();
-    const auto taken = keeper.renew(held);
-    ASSERT_FALSE(taken);
-    EXPECT_EQ(taken.error().code(), util::ErrorCode::refused);
-    EXPECT_NE(taken.error().message().find("taking rollout slot"), std::string::npos)
-        << taken.error().message();
+    expect_take_fails(held, util::ErrorCode::refused);
     EXPECT_FALSE(entry());
     const auto waits = why_slot_not_committed(held, std::chrono::steady_clock::now());
     ASSERT_TRUE(waits);

@@ -141,7 +141,9 @@ void AgentWatches::claim_granted_slots() {
         if (auto taken = SlotKeeper::adopt(*target, decision, now)) {
             m_log.info("rollout: took slot " + model::slot_lease_name(shim, decision.index) +
                            " for Shim/" + shim + " generation " +
-                           std::to_string(target->generation) + ", granted by the coordinator",
+                           std::to_string(target->generation) +
+                           ", granted by the coordinator (its entry goes with the `installing` "
+                           "report)",
                        {.shim = shim});
             m_claimed[shim] = ClaimedSlot{std::move(*taken), now};
             m_wake_now = true;
