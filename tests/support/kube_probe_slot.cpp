@@ -4,8 +4,8 @@
 // "generation", "slots"}, "lease": <the grant as last read>, "hold": <the entry last written>,
 // "lost": "...", "committing": seconds}.
 //
-//   slot NS NODE take LEASE               adopts the grant LEASE (read as NODE) and takes it by
-//                                         its first write; prints the held slot
+//   slot NS NODE take LEASE               takes the grant LEASE (read as NODE) at once; prints the
+//                                         held slot
 //   slot NS NODE renew < held             one renewal; prints the held slot after it (its
 //                                         "lost" set when the slot is lost), exit 1 when it failed
 //   slot NS NODE fail REASON < held       says failed; prints the grant's name
@@ -68,16 +68,15 @@ int slot_command(kubeapi::Client& client, const std::vector<std::string>& args) 
         decision.kind = cluster::model::SlotDecision::Kind::hold;
         decision.index = cluster::model::slot_index_of(grant.lease.name);
         decision.existing = &grant;
-        auto held =
-            cluster::agent::SlotKeeper::adopt(target, decision, std::chrono::steady_clock::now());
-        if (!held) {
-            std::fprintf(stderr, "this process released the grant already\n");
-            return 1;
-        }
-        if (auto taken = keeper.renew(*held); !taken) {
+        auto taken = keeper.take(target, decision);
+        if (!taken) {
             return probe_fail(taken.error());
         }
-        std::cout << held_to_json(*held).dump() << "\n";
+        if (!*taken) {
+            std::fprintf(stderr, "the grant was no longer this node's\n");
+            return 1;
+        }
+        std::cout << held_to_json(**taken).dump() << "\n";
         return 0;
     }
     cluster::agent::HeldSlot held = held_from_stdin();
