@@ -152,7 +152,7 @@ TEST(ClusterRolloutGate, TheNodeSaysNothingNewOfAShimThatWaitsForItsTurn) {
 ClaimedSlots claim(const model::RolloutTarget& target, std::chrono::steady_clock::time_point at) {
     json lease = {
         {"metadata", {{"name", model::slot_lease_name(target.shim, 0)}, {"resourceVersion", "7"}}}};
-    return {{target.shim, ClaimedSlot{HeldSlot{target, lease, {}, at, {}}, at}}};
+    return {{target.shim, HeldSlot{target, lease, {}, at, {}}}};
 }
 
 TEST(ClusterRolloutGate, ASlotClaimedForThisGenerationIsUsedOnceWithTheSlotCountOfNow) {

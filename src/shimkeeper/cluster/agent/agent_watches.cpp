@@ -145,7 +145,7 @@ void AgentWatches::claim_granted_slots() {
                            ", granted by the coordinator (its entry goes with the `installing` "
                            "report)",
                        {.shim = shim});
-            m_claimed[shim] = ClaimedSlot{std::move(*taken), now};
+            m_claimed[shim] = std::move(*taken);
             m_wake_now = true;
         }
     }

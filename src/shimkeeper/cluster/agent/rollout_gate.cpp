@@ -95,12 +95,12 @@ std::optional<HeldSlot> take_claim(ClaimedSlots& claimed, const model::RolloutTa
     if (found == claimed.end()) {
         return std::nullopt;
     }
-    const model::RolloutTarget& had = found->second.held.target;
-    const bool young = now - found->second.at <= model::slot_timing::claim_usable_for;
+    const model::RolloutTarget& had = found->second.target;
+    const bool young = now - found->second.adopted <= model::slot_timing::claim_usable_for;
     if (had.uid != target.uid || had.generation != target.generation || young != usable) {
         return std::nullopt;
     }
-    HeldSlot held = std::move(found->second.held);
+    HeldSlot held = std::move(found->second);
     claimed.erase(found);
     return held;
 }
@@ -356,8 +356,8 @@ RolloutGate::ask_and_list_grants(const ClusterReading& reading,
 void RolloutGate::release_unclaimed(SlotKeeper& keeper) {
     for (const auto& [shim, claimed] : m_claimed) {
         m_held_shims.insert(shim);
-        const std::string slot = kubeapi::name_of(claimed.held.lease);
-        if (auto released = keeper.release(claimed.held); !released) {
+        const std::string slot = kubeapi::name_of(claimed.lease);
+        if (auto released = keeper.release(claimed); !released) {
             m_log.warning("rollout: " + released.error().message());
         } else {
             m_log.info("rollout: released slot " + slot + ", claimed for Shim/" + shim +

@@ -57,12 +57,9 @@ util::Expected<spec::DesiredShims> held_back_desired(const spec::DesiredShims& d
                                                      const store::StoreState& state,
                                                      const std::set<std::string>& held_back);
 
-// A slot the daemon adopted between reconciles (agent_watches.hpp), by Shim name: not taken yet.
-struct ClaimedSlot {
-    HeldSlot held;
-    std::chrono::steady_clock::time_point at; // as of when its watch was up to date
-};
-using ClaimedSlots = std::map<std::string, ClaimedSlot>;
+// The slots the daemon adopted between reconciles (agent_watches.hpp), by Shim name: not taken
+// yet, each as of when its watch was up to date (HeldSlot::adopted).
+using ClaimedSlots = std::map<std::string, HeldSlot>;
 
 // Pure: the Shims whose slots a failed transaction marks failed (halting their rollout): those
 // the failure is about, and only those; none for a failure about nothing in particular.
