@@ -535,20 +535,29 @@ refused coordinator "patch node-b's slot (RBAC: patch only on its election Lease
     shimkeeper-system/lease/x-slot-1 "cannot patch resource \"leases\"" \
     -n shimkeeper-system patch lease x-slot-1 --type merge \
     -p '{"metadata": {"annotations": {"shim.containerd.x-k8s.io/revoked": "x"}}}'
-# A slot is freed by a delete and granted by a create, never handed over by an update.
-refused coordinator "hand node-b's slot to node-a by an update (holder and label)" \
-    shimkeeper-system/lease/x-slot-1 "may not hand rollout slot x-slot-1 over by an update" \
+# An update keeps the grant (holder, label, grant id) or hands the slot over as a new grant: to a
+# node labelled with its name, under a grant id that is neither the old one nor the Lease's uid.
+m_handover="may update rollout slot x-slot-1 only keeping its grant"
+refused coordinator "hand node-b's slot to node-a keeping its grant (holder and label)" \
+    shimkeeper-system/lease/x-slot-1 "$m_handover" \
     replace -f "$(edited x-slot-1 '.spec.holderIdentity = "node-a" |
         .metadata.labels["shim.containerd.x-k8s.io/holder"] = "node-a"')"
-refused coordinator "hand node-b's slot to node-a by an update (holderIdentity only)" \
-    shimkeeper-system/lease/x-slot-1 "may not hand rollout slot x-slot-1 over by an update" \
-    replace -f "$(edited x-slot-1 '.spec.holderIdentity = "node-a"')"
+refused coordinator "hand node-b's slot to node-a under the Lease's uid as its grant id" \
+    shimkeeper-system/lease/x-slot-1 "$m_handover" \
+    replace -f "$(edited x-slot-1 '.spec.holderIdentity = "node-a" |
+        .metadata.labels["shim.containerd.x-k8s.io/holder"] = "node-a" |
+        .metadata.annotations["shim.containerd.x-k8s.io/grant"] = .metadata.uid')"
+refused coordinator "hand node-b's slot to node-a by holderIdentity only (a new grant id)" \
+    shimkeeper-system/lease/x-slot-1 "$m_handover" \
+    replace -f "$(edited x-slot-1 '.spec.holderIdentity = "node-a" |
+        .metadata.annotations["shim.containerd.x-k8s.io/grant"] = "g-2"')"
 refused coordinator "relabel node-b's slot for node-a by an update" \
-    shimkeeper-system/lease/x-slot-1 "may not hand rollout slot x-slot-1 over by an update" \
+    shimkeeper-system/lease/x-slot-1 "$m_handover" \
     replace -f "$(edited x-slot-1 '.metadata.labels["shim.containerd.x-k8s.io/holder"] = "node-a"')"
-refused coordinator "clear node-b's slot's holder by an update" \
-    shimkeeper-system/lease/x-slot-1 "may not hand rollout slot x-slot-1 over by an update" \
-    replace -f "$(edited x-slot-1 'del(.spec.holderIdentity)')"
+refused coordinator "clear node-b's slot's holder by an update (a new grant id)" \
+    shimkeeper-system/lease/x-slot-1 "$m_handover" \
+    replace -f "$(edited x-slot-1 'del(.spec.holderIdentity) |
+        .metadata.annotations["shim.containerd.x-k8s.io/grant"] = "g-2"')"
 refused coordinator "update x-foreign, a Lease neither its own nor a slot" \
     shimkeeper-system/lease/x-foreign "may write only its election Lease" \
     replace -f "$(edited x-foreign ".spec.renewTime = \"$(now)\"")"
@@ -614,6 +623,17 @@ allowed coordinator "withdraw the revoke and mark it failed (an update keeping i
     jq -r '[.spec.holderIdentity, .metadata.annotations["shim.containerd.x-k8s.io/failed"],
             .metadata.annotations["shim.containerd.x-k8s.io/revoked"] // "-"] | join(" ")') == \
     "node-a containerd did not start -" ]] || fail "the coordinator's updates of demo-slot-0 did not land"
+allowed coordinator "hand it over to node-b as a new grant (holder, label, grant id)" \
+    replace -f "$(edited demo-slot-0 '.spec.holderIdentity = "node-b" |
+        .metadata.labels["shim.containerd.x-k8s.io/holder"] = "node-b" |
+        .metadata.annotations = {"shim.containerd.x-k8s.io/grant": (.metadata.uid + "-1")}')"
+allowed coordinator "hand it to node-b again as another new grant" \
+    replace -f "$(edited demo-slot-0 '.metadata.annotations["shim.containerd.x-k8s.io/grant"] =
+        (.metadata.uid + "-2")')"
+[[ $(kube_admin -n shimkeeper-system get lease demo-slot-0 -o json |
+    jq -r '[.spec.holderIdentity, .metadata.annotations["shim.containerd.x-k8s.io/grant"] ==
+            (.metadata.uid + "-2")] | join(" ")') == "node-b true" ]] ||
+    fail "the coordinator's hand-overs of demo-slot-0 did not land"
 allowed coordinator "free it (delete)" -n shimkeeper-system delete lease demo-slot-0
 allowed coordinator "free node-b's slot x-slot-1 (delete)" -n shimkeeper-system delete lease x-slot-1
 allowed coordinator "delete x-foreign, a Lease that is no slot" -n shimkeeper-system delete lease x-foreign

@@ -7,8 +7,8 @@
 #     resourceVersion (refused when stale), server-side
 #     apply (a second manager conflicts, force takes over);
 #   - update_with_retry re-reads on 409;
-#   - creates and deletes sent together: each result in its place (a conflict, a missing object
-#     among successes), over one connection;
+#   - writes (creates, and replaces of a version) and deletes sent together: each result in its
+#     place (a conflict, a stale version, a missing object among successes), over one connection;
 #   - the API's Status message shown for a forbidden request (NodeRestriction: node-a patching
 #     node-b -> 403), for a missing object (404);
 #   - credentials: a tokenFile, a client certificate given inline (-data), and a server whose
@@ -131,35 +131,50 @@ pass "deleted cm2 at resourceVersion $rv_now"
 expect_error "get the deleted cm2" "not found" 'configmaps "cm2" not found' \
     "$probe" "$admin" get configmaps $ns cm2
 
-echo "--- requests sent together (create_together, remove_together: the coordinator's slot writes)"
+echo "--- requests sent together (write_together, remove_together: the coordinator's slot writes)"
 kube_admin create cm together-1 -n $ns --from-literal=i=first >/dev/null # its create conflicts
-objects=$(python3 -S -c 'import json
-print(json.dumps([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "together-%d" % i},
-                   "data": {"i": str(i)}} for i in range(8)]))')
-created=$("$probe" "$admin" create-together configmaps $ns <<<"$objects")
-python3 -S - "$created" <<'PY' || fail "create_together's results: $created"
+kube_admin create cm together-8 -n $ns --from-literal=i=first >/dev/null # replaced at its version
+kube_admin create cm together-9 -n $ns --from-literal=i=first >/dev/null # a stale version: 409
+rv8=$(kube_admin get cm together-8 -n $ns -o jsonpath='{.metadata.resourceVersion}')
+rv9_old=$(kube_admin get cm together-9 -n $ns -o jsonpath='{.metadata.resourceVersion}')
+kube_admin label cm together-9 -n $ns moved=yes >/dev/null
+objects=$(python3 -S - "$rv8" "$rv9_old" <<'PY'
+import json, sys
+objects = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "together-%d" % i},
+            "data": {"i": str(i)}} for i in range(10)]
+objects[8]["metadata"]["resourceVersion"] = sys.argv[1]
+objects[9]["metadata"]["resourceVersion"] = sys.argv[2]
+print(json.dumps(objects))
+PY
+)
+written=$("$probe" "$admin" write-together configmaps $ns <<<"$objects")
+python3 -S - "$written" <<'PY' || fail "write_together's results: $written"
 import json, sys
 results = json.loads(sys.argv[1])["results"]
-assert len(results) == 8, results
+assert len(results) == 10, results
 for i, result in enumerate(results):
     if i == 1:
         assert "already exists" in result["error"], result
+    elif i == 9:
+        assert "the object has been modified" in result["error"], result
     else:
         assert result == {"name": "together-%d" % i}, result
 PY
 [[ $(kube_admin get cm together-5 -n $ns -o jsonpath='{.data.i}') == 5 &&
+    $(kube_admin get cm together-8 -n $ns -o jsonpath='{.data.i}') == 8 &&
+    $(kube_admin get cm together-9 -n $ns -o jsonpath='{.data.i}') == first &&
     $(kube_admin get cm together-1 -n $ns -o jsonpath='{.data.i}') == first ]] ||
-    fail "create_together did not create what it said: $(kube_admin get cm -n $ns -o name)"
-pass "create_together of 8: 7 created, the existing one's create a conflict, each in its place"
-removed=$("$probe" "$admin" delete-together configmaps $ns together-{0..7} together-none)
+    fail "write_together did not write what it said: $(kube_admin get cm -n $ns -o yaml | grep -E 'name: together|  i: ')"
+pass "write_together of 10: 7 created, 1 replaced at its version, the existing one's create and the stale replace each a conflict in its place"
+removed=$("$probe" "$admin" delete-together configmaps $ns together-{0..9} together-none)
 python3 -S - "$removed" <<'PY' || fail "remove_together's results: $removed"
 import json, sys
 results = json.loads(sys.argv[1])["results"]
-assert results[:8] == [{"deleted": True}] * 8 and "not found" in results[8]["error"], results
+assert results[:10] == [{"deleted": True}] * 10 and "not found" in results[10]["error"], results
 PY
 left=$(kube_admin get cm -n $ns -o name | grep -c together || true)
 ((left == 0)) || fail "remove_together left $left of the ConfigMaps"
-pass "remove_together of 9: 8 deleted, the missing one not found"
+pass "remove_together of 11: 10 deleted, the missing one not found"
 # Sent together, they share one connection as HTTP/2 streams: one TCP and TLS handshake, not 20.
 strace -f -qq -e trace=connect -o "$KUBE_DIR/connects-together" \
     "$probe" "$admin" list-together configmaps $ns 20 >"$KUBE_DIR/together.json"

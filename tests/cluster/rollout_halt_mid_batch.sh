@@ -53,8 +53,9 @@ read -r slot holder _ <<<"$(rollout_failed_slot)"
 slot_events() { grep -c -- '-slot-' "$T/leases.events" || true; }
 settled() { local a; a=$(slot_events); sleep 1; ((a == $(slot_events))); }
 kube_wait_for 30 settled || fail "slot Leases kept changing after the halt"
-# Grants are the coordinator's creates of slot Leases; a grant made before the failure may still
-# be taken after it (an update by its node), which this step cannot prevent and does not count.
+# Grants are the coordinator's creates and hand-overs of slot Leases; a grant made before the
+# failure may still be taken after it (on its node's Node), which this step cannot prevent and does
+# not count.
 # After what: node-1's own report of its failure on its Node (resourceVersions are one etcd
 # revision across kinds), the moment the API server knew; the coordinator's mark on the Lease
 # comes only once it has read that, which a step that never reads its watches postpones.
@@ -68,10 +69,21 @@ for line in open(sys.argv[2]):
         reported = int(node["resourceVersion"])
         break
 after, total = [], 0
+grant_of = {}  # Lease name -> its grant id as last seen
 for line in open(sys.argv[1]):
     event = json.loads(line)
     lease = event["object"]
-    if event["type"] != "ADDED" or "-slot-" not in lease["metadata"]["name"]:
+    meta = lease["metadata"]
+    if "-slot-" not in meta["name"]:
+        continue
+    if event["type"] == "DELETED":
+        grant_of.pop(meta["name"], None)
+        continue
+    # A grant: a create, or a hand-over (an update under a new grant id).
+    grant = (meta.get("annotations") or {}).get("shim.containerd.x-k8s.io/grant") or meta["uid"]
+    anew = event["type"] == "ADDED" or grant_of.get(meta["name"], grant) != grant
+    grant_of[meta["name"]] = grant
+    if not anew:
         continue
     total += 1
     if reported is not None and int(lease["metadata"]["resourceVersion"]) > reported:

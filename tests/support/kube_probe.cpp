@@ -9,7 +9,8 @@
 //   RES NS NAME [RESOURCE-VERSION] kube-probe KUBECONFIG merge-patch RES NS NAME PATCH-JSON
 //   kube-probe KUBECONFIG json-patch RES NS NAME RESOURCE-VERSION OPS-JSON
 //   kube-probe KUBECONFIG apply RES NS MANAGER force|no-force < object.json
-//   kube-probe KUBECONFIG create-together RES NS < objects.json (a JSON array)
+//   kube-probe KUBECONFIG write-together RES NS < objects.json (a JSON array; an object with a
+//                                                 resourceVersion replaces that version)
 //   kube-probe KUBECONFIG delete-together RES NS NAME...
 //   kube-probe KUBECONFIG list-together RES NS COUNT     {"codes", "new_connections"}
 //   kube-probe KUBECONFIG retry-annotate RES NS NAME KEY VALUE    (update_with_retry; a second
@@ -113,11 +114,11 @@ util::Expected<json> run(kubeapi::Client& client, const std::vector<std::string>
                                               : kubeapi::ApplyOptions::Force::no;
         return client.apply(resource, ns, read_stdin(), options);
     }
-    if (command == "create-together") { // stdin: a JSON array of objects
+    if (command == "write-together") { // stdin: a JSON array of objects
         json results = json::array();
-        for (auto& created : client.create_together(resource, ns, read_stdin())) {
-            results.push_back(created ? json{{"name", (*created)["metadata"]["name"]}}
-                                      : json{{"error", created.error().message()}});
+        for (auto& written : client.write_together(resource, ns, read_stdin())) {
+            results.push_back(written ? json{{"name", (*written)["metadata"]["name"]}}
+                                      : json{{"error", written.error().message()}});
         }
         return json{{"results", results}};
     }

@@ -8,12 +8,13 @@ Node and the slot Leases show them (times, but for the first grant's: when the r
 events; handoffs compare two times of the Node recorder, so its lag mostly cancels out):
 
   asked     the node's slot_requests annotation first names SHIM at GENERATION;
-  granted   the coordinator creates a slot Lease `<shim>-slot-<i>` held by the node;
+  granted   the coordinator creates a slot Lease `<shim>-slot-<i>` held by the node, or hands
+            one over to it (an update with a new grant id: shim.containerd.x-k8s.io/grant);
   taken     the node's held_<shim> entry first names that grant, not done (a grant its watch
             has just shown goes in the node's `installing` write before its first change, so
             granted to taken includes its transaction's start: reading, planning, the journal);
-  released  the entry says done (or, without one, the Lease is deleted);
-  freed     the Lease is deleted.
+  released  the entry says done (or, without one, the grant is freed);
+  freed     the Lease is deleted, or handed over to the next grant.
 
 Figures:
   - the first grant's delay: from the moment the first node could ask to the first slot Lease's
@@ -193,7 +194,8 @@ def main():
     args = parser.parse_args()
     shim, generation = args.shim, args.generation
 
-    grants = {}  # Lease uid -> {"name", "holder", "created", "freed"}
+    grants = {}  # grant id -> {"name", "holder", "created", "freed"}
+    current = {}  # Lease name -> the grant id of its version seen last
     elections = []  # the coordinator Lease's acquireTimes: when each leader's term began
     for seen, event in stamped_events(args.lease_events, args.lease_stamped):
         meta = event["object"]["metadata"]
@@ -201,19 +203,29 @@ def main():
         acquired = (event["object"].get("spec") or {}).get("acquireTime")
         if meta["name"] == "shimkeeper-coordinator" and acquired:
             elections.append(micro_time(acquired))
-        if (notes.get(PREFIX + "shim") != shim or notes.get(PREFIX + "generation") != str(generation)
-                or "-slot-" not in meta["name"]):
+        if notes.get(PREFIX + "shim") != shim or "-slot-" not in meta["name"]:
             continue
-        grant = grants.setdefault(meta["uid"], {
+        # A grant is named by its id: the Lease's uid, or the id a hand-over gave it. A version
+        # under another id than the name's last one is a hand-over: the last grant went with it.
+        grant_id = notes.get(PREFIX + "grant") or meta["uid"]
+        before = current.get(meta["name"])
+        if before is not None and before != grant_id and before in grants:
+            if grants[before]["freed"] is None:
+                grants[before]["freed"] = seen
+        current[meta["name"]] = grant_id
+        if notes.get(PREFIX + "generation") != str(generation):
+            continue
+        grant = grants.setdefault(grant_id, {
             "name": meta["name"], "holder": (event["object"].get("spec") or {}).get("holderIdentity"),
             "created": seen, "created_rv": int(meta["resourceVersion"]), "freed": None,
             "acquired": micro_time(acquired)})
         if event["type"] == "DELETED":
             grant["freed"] = seen
+            current.pop(meta["name"], None)
 
     asked = {}  # node -> when it first asked for this generation
     began_to_wait = {}  # node -> its request's own `since`: when it began to wait
-    taken, released = {}, {}  # Lease uid -> when its holder took it, released it
+    taken, released = {}, {}  # grant id -> when its holder took it, released it
     for seen, event in stamped_events(args.node_events, args.node_stamped):
         meta = event["object"]["metadata"]
         notes = meta.get("annotations") or {}
@@ -229,9 +241,9 @@ def main():
     if not grants:
         print("slots: no slot of %s generation %d in the record" % (shim, generation))
         return
-    for uid, grant in grants.items():  # a grant never marked done was released when freed
-        if uid not in released and grant["freed"] is not None:
-            released[uid] = grant["freed"]
+    for gid, grant in grants.items():  # a grant never marked done was released when freed
+        if gid not in released and grant["freed"] is not None:
+            released[gid] = grant["freed"]
 
     # The first grant, by the times the objects carry rather than when the two recorders saw
     # them (their lags differ by tens of milliseconds on a busy machine): the request's `since`,
@@ -271,13 +283,13 @@ def main():
         return any(start <= when < end for start, end in waits)
 
     by_name = {}
-    for uid, grant in sorted(grants.items(), key=lambda item: item[1]["created_rv"]):
-        by_name.setdefault(grant["name"], []).append(uid)
-    handoffs = []  # (the released grant's uid, the next grant's uid)
-    for uids in by_name.values():
-        for released_uid, next_uid in zip(uids, uids[1:]):
-            if released_uid in released and next_uid in taken and waiting_at(released[released_uid]):
-                handoffs.append((released_uid, next_uid))
+    for gid, grant in sorted(grants.items(), key=lambda item: item[1]["created_rv"]):
+        by_name.setdefault(grant["name"], []).append(gid)
+    handoffs = []  # (the released grant's id, the next grant's id)
+    for gids in by_name.values():
+        for released_gid, next_gid in zip(gids, gids[1:]):
+            if released_gid in released and next_gid in taken and waiting_at(released[released_gid]):
+                handoffs.append((released_gid, next_gid))
     print("handoffs (a slot released by its node while another waited, to the next node's take): %d, %s"
           % (len(handoffs), spread([taken[b] - released[a] for a, b in handoffs])))
     print("  to the next grant (the coordinator's part): %s"
@@ -292,14 +304,14 @@ def main():
 
     # Occupancy while nodes waited.
     changes = [(start, "waiting", 1) for start, _ in waits] + [(end, "waiting", -1) for _, end in waits]
-    for uid, grant in grants.items():
+    for gid, grant in grants.items():
         changes.append((grant["created"], "granted", 1))
         if grant["freed"] is not None:
             changes.append((grant["freed"], "granted", -1))
-        if uid in taken:
-            changes.append((taken[uid], "in_use", 1))
-            if uid in released:
-                changes.append((released[uid], "in_use", -1))
+        if gid in taken:
+            changes.append((taken[gid], "in_use", 1))
+            if gid in released:
+                changes.append((released[gid], "in_use", -1))
     granted_mean, waited = time_weighted(changes, "granted", "waiting")
     in_use_mean, _ = time_weighted(changes, "in_use", "waiting")
     if waited:
@@ -312,7 +324,7 @@ def main():
 
     held = [g["freed"] - g["created"] for g in grants.values() if g["freed"] is not None]
     used = [released[u] - taken[u] for u in taken if u in released]
-    print("slots held per grant: created to deleted %s; taken to released %s, min %.3f s"
+    print("slots held per grant: granted to freed %s; taken to released %s, min %.3f s"
           % (spread(held), spread(used), min(used) if used else 0.0))
     if args.slot_seconds and asked:
         last_ask = max(asked.values())

@@ -67,6 +67,27 @@ protected:
         return holders;
     }
 
+    static kubeapi::Resource leases() { return kubeapi::leases_resource(); }
+
+    // Shim spin with one slot, granted by a pass to n1 while n2 asks too: the slot's Lease name.
+    std::string slot_granted_to_n1_while_n2_waits() {
+        const json shim = add_shim(rolling_shim("spin", 1));
+        add_node_asking("n1", shim);
+        add_node_asking("n2", shim);
+        pass.run(view, term);
+        return model::slot_lease_name("spin", 0);
+    }
+
+    // The slot watch shows Lease `name` as stored now, its holder done with it (the judged
+    // view: slot_view.hpp), one event more of that name than before.
+    void see_released(const std::string& name) {
+        model::SlotSeen seen{model::slot_lease_of(*api.find(leases(), k_ns, name)),
+                             std::chrono::steady_clock::now()};
+        seen.lease.holder.clear();
+        view.slots = {seen};
+        ++view.slot_events[name];
+    }
+
     std::vector<FakeApiClient::Call> writes() const {
         std::vector<FakeApiClient::Call> out;
         for (const auto& call : api.calls()) {
@@ -216,6 +237,45 @@ TEST_F(CoordinatorPassTest, ASlotThatChangedSinceTheViewIsNotDeleted) {
     EXPECT_TRUE(outcome.errors.empty()) << "a conflict waits for the watch, it is no failure";
     EXPECT_EQ(api.calls_of("remove", "leases").size(), 1u);
     EXPECT_EQ(slot_holders().size(), 1u) << "deleted only at the version judged";
+}
+
+TEST_F(CoordinatorPassTest, ASlotReleasedWhileANodeWaitsIsHandedOverInOneWrite) {
+    const std::string name = slot_granted_to_n1_while_n2_waits();
+    const model::SlotLease first = model::slot_lease_of(*api.find(leases(), k_ns, name));
+    ASSERT_EQ(first.holder, "n1");
+
+    see_released(name); // n1 said done
+    api.clear_calls();
+    PassOutcome outcome = pass.run_grants(view, term, " (at once)");
+    EXPECT_TRUE(outcome.errors.empty());
+    EXPECT_EQ(writes(), (std::vector<FakeApiClient::Call>{{"update", "leases", name}}))
+        << "freed and granted again by one update, not a delete and a create";
+    const model::SlotLease second = model::slot_lease_of(*api.find(leases(), k_ns, name));
+    EXPECT_EQ(second.holder, "n2");
+    EXPECT_NE(second.grant, first.grant);
+    EXPECT_EQ(outcome.grants, 1u);
+    ASSERT_EQ(view.slots.size(), 1u);
+    EXPECT_EQ(view.slots[0].lease.holder, "n2") << "the view has the new grant before the watch";
+
+    see_released(name); // n2 said done, and nobody waits any more
+    api.clear_calls();
+    outcome = pass.run_grants(view, term, " (at once)");
+    EXPECT_TRUE(outcome.errors.empty());
+    EXPECT_EQ(writes(), (std::vector<FakeApiClient::Call>{{"remove", "leases", name}}));
+    EXPECT_TRUE(slot_holders().empty()) << "a slot no node waits for is deleted";
+}
+
+TEST_F(CoordinatorPassTest, AHandOverOfASlotThatChangedSinceItWasJudgedFreeIsNoGrant) {
+    const std::string name = slot_granted_to_n1_while_n2_waits();
+    see_released(name);
+    const json newer = api.put(leases(), k_ns, *api.find(leases(), k_ns, name)); // unseen
+    api.clear_calls();
+    const PassOutcome outcome = pass.run_grants(view, term, " (at once)");
+    EXPECT_TRUE(outcome.errors.empty()) << "a conflict waits for the watch, it is no failure";
+    EXPECT_EQ(outcome.grants, 0u);
+    EXPECT_EQ(writes(), (std::vector<FakeApiClient::Call>{{"update", "leases", name}}))
+        << "neither granted again nor deleted at the stale version";
+    EXPECT_EQ(*api.find(leases(), k_ns, name), newer);
 }
 
 TEST_F(CoordinatorPassTest, AHeldSlotNotRenewedForLongIsRevokedNotDeleted) {

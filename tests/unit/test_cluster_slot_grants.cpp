@@ -168,6 +168,33 @@ TEST(ClusterSlotGrants, AGrantIsHeldByTheNodeAndLabelledWithIt) {
     EXPECT_EQ(lease["metadata"]["labels"][k_slot_holder_label], "n1");
 }
 
+TEST(ClusterSlotGrants, AHandOverIsANewGrantReplacingTheVersionJudgedFree) {
+    json stored = slot_lease_for(k_target, 1, "n1", "2026-11-27T04:00:00Z");
+    stored["metadata"]["uid"] = "u-lease";
+    stored["metadata"]["resourceVersion"] = "41";
+    stored["metadata"]["annotations"][k_slot_failed_key] = "boom";
+    const SlotLease before = slot_lease_of(stored);
+    const json first = handed_over_slot_lease({k_target, 1, "n2"}, before, "2026-11-27T04:00:09Z");
+    EXPECT_EQ(first["metadata"]["name"], "spin-slot-1");
+    EXPECT_EQ(first["metadata"]["resourceVersion"], "41") << "a conflict if it changed since";
+    EXPECT_EQ(first["spec"]["holderIdentity"], "n2");
+    EXPECT_EQ(first["metadata"]["labels"][k_slot_holder_label], "n2");
+    EXPECT_EQ(first["spec"]["acquireTime"], "2026-11-27T04:00:09Z");
+    const SlotLease handed = slot_lease_of(first);
+    EXPECT_EQ(handed.grant, "u-lease-1");
+    EXPECT_NE(handed.grant, before.grant) << "n1's entry for the old grant never counts for it";
+    EXPECT_TRUE(handed.failed.empty()) << "nothing of the old grant's remarks stays";
+
+    json stored_again = first;
+    stored_again["metadata"]["uid"] = "u-lease";
+    stored_again["metadata"]["resourceVersion"] = "57";
+    const json second = handed_over_slot_lease({k_target, 1, "n2"}, slot_lease_of(stored_again),
+                                               "2026-11-27T04:00:19Z");
+    EXPECT_EQ(slot_lease_of(second).grant, "u-lease-2")
+        << "handed to the same node again: another grant all the same";
+    EXPECT_EQ(second["spec"]["leaseTransitions"], 2);
+}
+
 TEST(ClusterSlotGrants, ALongNodeNameIsLabelledByItsHash) {
     EXPECT_EQ(holder_label_value("node-1.example"), "node-1.example");
     const std::string long_name(70, 'a');

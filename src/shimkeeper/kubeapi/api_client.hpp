@@ -78,8 +78,10 @@ public:
                                                  const ApplyOptions& options,
                                                  std::string_view subresource = {}) = 0;
 
-    // Several creates, or several deletes, as one batch: the results in the order given, each
-    // what create() or remove() would have said. The real client sends a batch at once
+    // Several writes, or several deletes, as one batch: the results in the order given, each
+    // what create(), update() or remove() would have said. In write_together an object that
+    // carries metadata.resourceVersion replaces that version of itself (update(): a conflict when
+    // the stored one is another), one without is created. The real client sends a batch at once
     // (multiplexed over one HTTP/2 connection), so it takes about one request's time instead of
     // one per object; these defaults ask one after another.
     struct Removal {
@@ -87,13 +89,19 @@ public:
         std::optional<std::string> resource_version; // as remove()'s precondition
     };
     virtual std::vector<util::Expected<nlohmann::json>>
-    create_together(const Resource& resource, std::string_view ns,
-                    const std::vector<nlohmann::json>& objects) {
+    write_together(const Resource& resource, std::string_view ns,
+                   const std::vector<nlohmann::json>& objects) {
         std::vector<util::Expected<nlohmann::json>> results;
         for (const nlohmann::json& object : objects) {
-            results.push_back(create(resource, ns, object));
+            results.push_back(carries_version(object) ? update(resource, ns, object)
+                                                      : create(resource, ns, object));
         }
         return results;
+    }
+    static bool carries_version(const nlohmann::json& object) {
+        const auto where = nlohmann::json::json_pointer("/metadata/resourceVersion");
+        return object.contains(where) && object.at(where).is_string() &&
+               !object.at(where).get_ref<const std::string&>().empty();
     }
     virtual std::vector<util::Expected<void>>
     remove_together(const Resource& resource, std::string_view ns,

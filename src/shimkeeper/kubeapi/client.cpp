@@ -169,18 +169,34 @@ std::vector<util::Expected<json>> Client::call_together(const std::vector<Reques
     return results;
 }
 
-std::vector<util::Expected<json>> Client::create_together(const Resource& resource,
-                                                          std::string_view ns,
-                                                          const std::vector<json>& objects) {
-    auto path = collection_path(resource, ns);
-    if (!path) {
-        return std::vector<util::Expected<json>>(objects.size(), std::unexpected(path.error()));
-    }
+std::vector<util::Expected<json>> Client::write_together(const Resource& resource,
+                                                         std::string_view ns,
+                                                         const std::vector<json>& objects) {
+    std::vector<util::Expected<json>> results(objects.size(), json());
     std::vector<Request> requests;
-    for (const json& object : objects) {
-        requests.push_back({Method::post, *path, object.dump(), "application/json"});
+    std::vector<std::size_t> asked;
+    const auto path_of = [&](const json& object) -> util::Expected<std::string> {
+        if (!carries_version(object)) {
+            return collection_path(resource, ns);
+        }
+        return object_path(resource, ns, TRY(required_name_of(object)));
+    };
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        const json& object = objects[i];
+        auto path = path_of(object);
+        if (!path) {
+            results[i] = std::unexpected(std::move(path).error());
+            continue;
+        }
+        requests.push_back({carries_version(object) ? Method::put : Method::post, *path,
+                            object.dump(), "application/json"});
+        asked.push_back(i);
     }
-    return call_together(requests);
+    std::vector<util::Expected<json>> answers = call_together(requests);
+    for (std::size_t k = 0; k < answers.size(); ++k) {
+        results[asked[k]] = std::move(answers[k]);
+    }
+    return results;
 }
 
 std::vector<util::Expected<void>> Client::remove_together(const Resource& resource,

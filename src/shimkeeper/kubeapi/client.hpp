@@ -67,8 +67,8 @@ public:
 
     // Sent at once over one connection (Connection::perform_together).
     std::vector<util::Expected<nlohmann::json>>
-    create_together(const Resource& resource, std::string_view ns,
-                    const std::vector<nlohmann::json>& objects) override;
+    write_together(const Resource& resource, std::string_view ns,
+                   const std::vector<nlohmann::json>& objects) override;
     std::vector<util::Expected<void>>
     remove_together(const Resource& resource, std::string_view ns,
                     const std::vector<Removal>& removals) override;

@@ -50,7 +50,7 @@ void CoordinatorPass::begin(ClusterView& view, TermMemory& term) {
     m_outcome = {};
     m_view = &view;
     m_term = &term;
-    m_freed.clear();
+    m_freeing.clear();
     m_unrecorded.clear();
 }
 
@@ -83,6 +83,9 @@ PassOutcome CoordinatorPass::run(ClusterView& view, TermMemory& term) {
     if (m_leading() && !api_silent()) {
         grant_slots(" (in a pass)");
     }
+    if (m_leading() && !api_silent()) {
+        delete_unclaimed_slots();
+    }
     return m_outcome;
 }
 
@@ -96,6 +99,9 @@ PassOutcome CoordinatorPass::run_grants(ClusterView& view, TermMemory& term,
         }
         if (m_leading() && !api_silent()) {
             grant_slots(when);
+        }
+        if (m_leading() && !api_silent()) {
+            delete_unclaimed_slots();
         }
     } else {
         m_outcome.interrupted = true;
@@ -286,10 +292,6 @@ void CoordinatorPass::reclaim_slots() {
     }
     const auto now = std::chrono::steady_clock::now();
     const std::vector<model::SlotSeen> slots = m_view->slots; // writes replace the view's
-    // The deletes go together once decided: a wave's slots are released within a moment of each
-    // other, and one after another their deletes would keep the last of them from the next node
-    // for a round trip per slot before it (bench/rollout: 0.6 s at maxUpdate 50).
-    std::vector<std::pair<const model::SlotSeen*, std::string>> freeing; // the slot, why
     for (const model::SlotSeen& slot : slots) {
         if (!m_leading() || api_silent()) {
             return;
@@ -313,30 +315,36 @@ void CoordinatorPass::reclaim_slots() {
             !holder_still_silent(slot)) {
             continue;
         }
-        freeing.emplace_back(&slot, free->why);
+        m_freeing.insert_or_assign(slot.lease.name, Freeing{slot, free->why});
     }
-    if (freeing.empty() || !m_leading() || api_silent()) {
+}
+
+void CoordinatorPass::delete_unclaimed_slots() {
+    if (m_freeing.empty()) {
         return;
     }
-    // At the version judged: a write in between makes this a 409, and it stays.
+    // The deletes go together: a wave's slots are released within a moment of each other, and
+    // one after another their deletes would keep the last of them from the next node for a round
+    // trip per slot before it (bench/rollout: 0.6 s at maxUpdate 50). At the version judged: a
+    // write in between makes this a 409, and it stays.
     std::vector<kubeapi::ApiClient::Removal> removals;
-    for (const auto& [slot, why] : freeing) {
-        removals.push_back({slot->lease.name, slot->lease.resource_version});
+    for (const auto& [name, freeing] : m_freeing) {
+        removals.push_back({name, freeing.slot.lease.resource_version});
     }
     auto results = m_client.remove_together(kubeapi::leases_resource(), m_view->ns, removals);
-    for (std::size_t i = 0; i < freeing.size(); ++i) {
-        const auto& [slot, why] = freeing[i];
-        auto& gone = results[i];
+    std::size_t i = 0;
+    for (const auto& [name, freeing] : m_freeing) {
+        auto& gone = results[i++];
         if (!gone && gone.error().code() != util::ErrorCode::not_found) {
             if (gone.error().code() != util::ErrorCode::conflict) {
-                failed("freeing rollout slot Lease " + slot->lease.name, std::move(gone).error());
+                failed("freeing rollout slot Lease " + name, std::move(gone).error());
             }
             continue;
         }
         ++m_outcome.writes;
-        m_freed.insert(slot->lease.name);
-        m_log.info("coordinator: freed rollout slot Lease " + slot->lease.name + ": " + why);
+        m_log.info("coordinator: freed rollout slot Lease " + name + ": " + freeing.why);
     }
+    m_freeing.clear();
 }
 
 void CoordinatorPass::put_slot(const json& lease) {
@@ -345,7 +353,9 @@ void CoordinatorPass::put_slot(const json& lease) {
     const auto found = std::ranges::find(slots, fresh.lease.name,
                                          [](const model::SlotSeen& s) { return s.lease.name; });
     if (found != slots.end()) {
-        fresh.lease.committing = found->lease.committing;
+        if (found->lease.grant == fresh.lease.grant) { // a hand-over's holder has marked nothing
+            fresh.lease.committing = found->lease.committing;
+        }
         *found = std::move(fresh);
     } else {
         slots.push_back(std::move(fresh));
@@ -508,7 +518,7 @@ void CoordinatorPass::grant_slots(const std::string& when) {
     const auto now = std::chrono::steady_clock::now();
     std::vector<model::SlotSeen> slots;
     for (const model::SlotSeen& slot : m_view->slots) {
-        if (!m_freed.contains(slot.lease.name)) {
+        if (!m_freeing.contains(slot.lease.name)) {
             slots.push_back(slot);
         }
     }
@@ -541,23 +551,37 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             std::min(k_grants_together, planned.size() - first));
         std::vector<json> leases;
         for (const model::SlotGrant& grant : group) {
-            json lease = model::granted_slot_lease(
-                grant, kubeapi::micro_time(std::chrono::system_clock::now()));
+            const std::string micro_now = kubeapi::micro_time(std::chrono::system_clock::now());
+            const auto freed =
+                m_freeing.find(model::slot_lease_name(grant.target.shim, grant.index));
+            json lease =
+                freed != m_freeing.end()
+                    ? model::handed_over_slot_lease(grant, freed->second.slot.lease, micro_now)
+                    : model::granted_slot_lease(grant, micro_now);
             lease["metadata"]["namespace"] = m_view->ns;
             leases.push_back(std::move(lease));
         }
-        auto created = m_client.create_together(kubeapi::leases_resource(), m_view->ns, leases);
+        auto written = m_client.write_together(kubeapi::leases_resource(), m_view->ns, leases);
         for (std::size_t i = 0; i < group.size(); ++i) {
             const model::SlotGrant& grant = group[i];
             const std::string name = kubeapi::name_of(leases[i]);
-            if (!created[i]) {
-                if (created[i].error().code() != util::ErrorCode::conflict) { // exists: the watch
-                    failed("granting rollout slot Lease " + name, std::move(created[i]).error());
+            // Handed over, or changed since it was judged free: either way not to be deleted.
+            const auto freed = m_freeing.extract(name);
+            if (!written[i]) {
+                // Exists, or changed since judged: the watch brings the newer version.
+                if (written[i].error().code() != util::ErrorCode::conflict &&
+                    written[i].error().code() != util::ErrorCode::not_found) {
+                    failed("granting rollout slot Lease " + name, std::move(written[i]).error());
                 }
                 continue;
             }
             ++m_outcome.writes;
             ++m_outcome.grants;
+            if (freed) { // one write freed it and granted it: the view has the new grant at once
+                m_log.info("coordinator: freed rollout slot Lease " + name + ": " +
+                           freed.mapped().why + "; handed over to node " + grant.node);
+                put_slot(*written[i]);
+            }
             book.record_grant(grant, requests.at(grant.node).at(grant.target.shim),
                               m_view->slot_events, now);
             m_log.info("coordinator: granted rollout slot " + name + " of Shim/" +

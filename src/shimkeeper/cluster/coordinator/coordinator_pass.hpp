@@ -8,11 +8,12 @@
 //     RuntimeClass deleted (if ours), then the finalizer removed.
 // And a RuntimeClass of ours whose Shim is gone or now names another class is deleted. The slot
 // Leases are the coordinator's alone (nodes write only their own Node: slot_hold.hpp): a failure a
-// node says is marked on its grant (the halt); a slot is deleted when its Shim is gone, its holder
-// released it, or it failed for an older generation, and revoked, then deleted, when its holder
+// node says is marked on its grant (the halt); a slot is freed when its Shim is gone, its holder
+// released it, or it failed for an older generation, and revoked, then freed, when its holder
 // stopped renewing it (slot_reclaim_reason). Then the free slots are granted to the nodes that
-// ask for them (slot_grant.hpp): a created Lease held by the node, which takes it from its own
-// watch.
+// ask for them (slot_grant.hpp): a Lease held by the node, which takes it from its own watch. A
+// slot freed in the same step is handed over (its Lease rewritten at the version judged, one
+// write); a grant of any other name is a create, and a freed slot no grant takes is deleted.
 // The status also carries the rollout (rollout_status.hpp): status.slots and RolloutHalted, with
 // a Warning Event when a rollout halts.
 // A failed write is reported and the pass goes on with the next Shim; the caller retries the
@@ -92,7 +93,7 @@ struct PassOutcome {
 // are blocking, and on a loaded API server (a create may take seconds) a batch decided before a
 // failure came would go on granting for seconds after it.
 inline constexpr std::chrono::milliseconds k_grant_batch_time{200};
-// How many grants of a step go to the API server together (ApiClient::create_together): a wave's
+// How many grants of a step go to the API server together (ApiClient::write_together): a wave's
 // slots come free within a moment of each other, and the next nodes' grants one after another
 // would leave the last of them waiting a round trip per grant before it. A group is never cut
 // by a failure seen meanwhile, so up to this many grants decided before a failure was read can
@@ -119,7 +120,13 @@ private:
     std::optional<model::Condition> ensure_runtime_class(const nlohmann::json& shim);
     void write_status(const nlohmann::json& shim, const nlohmann::json& status);
     void remove_orphans();
+    // Judges the slots: revokes those whose holder went silent, and notes in m_freeing those to
+    // free (their holder released them, ...), which grant_slots() hands over or
+    // delete_unclaimed_slots() deletes.
     void reclaim_slots();
+    // The slots judged free that no grant of this step took: deleted together, each at the
+    // version judged (a 409 when it changed since: it stays).
+    void delete_unclaimed_slots();
     // The failures nodes said on their Node, marked on their grant (or a failed Lease of their
     // own): the halt (slot_view.hpp).
     void record_failures();
@@ -132,7 +139,8 @@ private:
     void put_slot(const nlohmann::json& lease);
     // Writes a changed slot Lease (revoke, its withdrawal, a failure): whether it was written.
     bool update_slot(const nlohmann::json& lease, const std::string& what);
-    // `when` ends the log line of each grant: which path made it.
+    // `when` ends the log line of each grant: which path made it. A grant of a name being freed
+    // hands that Lease over; one of any other name creates it.
     void grant_slots(const std::string& when);
     nlohmann::json with_rollout(const nlohmann::json& shim, const model::Rollup& rollup,
                                 nlohmann::json status);
@@ -152,7 +160,11 @@ private:
     TermMemory* m_term = nullptr;
     // Failures record_failures() could not record: they halt this pass's grants all the same.
     std::vector<model::SlotHold> m_unrecorded;
-    std::set<std::string> m_freed; // slot Leases this pass deleted
+    struct Freeing {
+        model::SlotSeen slot; // the version judged free
+        std::string why;
+    };
+    std::map<std::string, Freeing> m_freeing; // by Lease name, until handed over or deleted
     PassOutcome m_outcome;
 };
 

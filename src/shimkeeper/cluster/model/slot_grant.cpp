@@ -135,6 +135,20 @@ json granted_slot_lease(const SlotGrant& grant, const std::string& now_micro) {
     return slot_lease_for(grant.target, grant.index, grant.node, now_micro);
 }
 
+json handed_over_slot_lease(const SlotGrant& grant, const SlotLease& previous,
+                            const std::string& now_micro) {
+    json lease = granted_slot_lease(grant, now_micro);
+    const json& before = previous.object;
+    const long transitions = before.value(json::json_pointer("/spec/leaseTransitions"), 0L) + 1;
+    json& metadata = lease["metadata"];
+    metadata["resourceVersion"] = previous.resource_version;
+    metadata["annotations"][k_slot_grant_key] =
+        before.value(json::json_pointer("/metadata/uid"), std::string()) + "-" +
+        std::to_string(transitions);
+    lease["spec"]["leaseTransitions"] = transitions;
+    return lease;
+}
+
 SlotDecision decide_granted_slot(const std::vector<SlotSeen>& own, const RolloutTarget& target,
                                  const std::string& me, const std::string& halted) {
     if (auto held = own_slot_decision(own, target, me)) {

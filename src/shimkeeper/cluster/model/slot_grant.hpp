@@ -1,7 +1,9 @@
 // Slot grants: the coordinator hands rollout slots out, so that no agent watches
 // objects about other nodes. A node that waits for a slot says so on its own Node (the request
 // annotation below, written with its report); the coordinator, which watches Nodes and Leases
-// anyway, creates the slot Lease `<shim>-slot-<i>` with that node as holder and labelled with it;
+// anyway, creates the slot Lease `<shim>-slot-<i>` with that node as holder and labelled with it
+// (or, when a slot of that name is being freed in the same step, rewrites that Lease at the
+// version it judged: one write instead of a delete and a create, equally fenced);
 // each agent watches only the Leases labelled with its own name (reading, never writing them) and
 // takes a granted slot on its own Node (slot_hold.hpp), from where it renews, marks committing,
 // fails and releases it there (slot_keeper.hpp, rollout_gate.hpp). A request is
@@ -9,9 +11,10 @@
 // dead daemon would otherwise get every slot freed, each for a lease; a node between its release
 // and its next report would get one it never takes), and a node that waits again asks anew.
 //
-// The bound stays the API server's: a slot is a Lease name below the slot count, and a create of
-// a name that exists fails. A coordinator that grants twice (a failover, a watch that lags behind
-// its own creates) can waste a slot until it expires, never add one. Halting is the coordinator
+// The bound stays the API server's: a slot is a Lease name below the slot count, a create of a
+// name that exists fails, and a hand-over replaces only the version judged free. A coordinator
+// that grants twice (a failover, a watch that lags behind its own writes) can waste a slot until
+// it expires, never add one. Halting is the coordinator
 // granting nothing more for a generation with a failed slot.
 #pragma once
 
@@ -106,6 +109,14 @@ std::vector<SlotGrant> plan_slot_grants(const std::vector<GrantTarget>& targets,
 
 // The Lease that grants `grant`: held by the node, labelled with it, renewed now.
 nlohmann::json granted_slot_lease(const SlotGrant& grant, const std::string& now_micro);
+
+// The Lease that hands `previous` (a slot Lease being freed, of the same name) over to `grant`:
+// granted_slot_lease's, replacing the version judged (a conflict when it changed since, as its
+// delete would have been), with a grant identity of its own (k_slot_grant_key: the Lease's uid
+// and its count of hand-overs, spec.leaseTransitions), so that nothing said of an earlier grant
+// of this Lease (its holder's entry, a release a node remembers) counts for this one.
+nlohmann::json handed_over_slot_lease(const SlotGrant& grant, const SlotLease& previous,
+                                      const std::string& now_micro);
 
 // The decision of node `me` over the slots granted to it (the Leases labelled with its name):
 // hold (or move to the target's generation, `take` with `existing`) the one it has; wait for a

@@ -1,7 +1,8 @@
 // Rollout slots (CLUSTER.md, "Rolling rollout and halt"): Leases `<shim>-slot-<i>`, i < the slot
 // count, in the agent namespace, written by the coordinator alone: it grants a slot to a node by
-// creating its Lease (slot_grant.hpp), and revokes, marks failed and deletes it. The API server
-// decides that a name is granted once (a create of a name that exists fails). The node takes,
+// creating its Lease, or by handing over one it frees (slot_grant.hpp), and revokes, marks failed
+// and deletes it. The API server decides that a name has one grant at a time (a create of a name
+// that exists fails, a hand-over replaces only the version judged free). The node takes,
 // renews, marks committing, fails and releases its grant on its own Node (slot_hold.hpp).
 // Pure: what a slot Lease says, the Lease to write, and the decisions over the slots seen.
 // slot_keeper.hpp does a node's writes; slot_board.hpp keeps the watched Leases.
@@ -16,7 +17,8 @@
 //                                                   the Shim gets a new generation.
 //              shim.containerd.x-k8s.io/grant       on a failed Lease made for a grant that was
 //                                                   gone by the time its failure came: that
-//                                                   grant's uid
+//                                                   grant's id; on a Lease handed over: its
+//                                                   grant's id (without it, the Lease's uid)
 //              shim.containerd.x-k8s.io/revoked     set by the coordinator when it frees a slot
 //                                                   whose holder stopped renewing: why. A node
 //                                                   trusts no revoked grant; the coordinator
