@@ -63,6 +63,7 @@ def main():
     merged = [("lease", e) for e in events(lease_file)] + [("node", e) for e in events(node_file)]
     merged.sort(key=lambda item: rv(item[1]))
     holders = {}  # lease name -> node
+    grants = {}  # lease name -> its grant id (a hand-over to the same node is a new acquisition)
     node_state = {}  # node -> (state, has label)
     acquisitions = {}
     max_holders = 0
@@ -80,12 +81,16 @@ def main():
                 continue
             name = meta["name"]
             holder = (obj.get("spec") or {}).get("holderIdentity", "")
+            grant = annotations.get(KEY + "grant") or meta.get("uid")
             if event["type"] == "DELETED" or not holder:
                 holders.pop(name, None)
+                grants.pop(name, None)
             else:
-                if holders.get(name) != holder and rv(event) > since:
+                anew = holders.get(name) != holder or grants.get(name) != grant
+                if anew and rv(event) > since:
                     acquisitions[holder] = acquisitions.get(holder, 0) + 1
                 holders[name] = holder
+                grants[name] = grant
             if rv(event) > since:
                 max_holders = max(max_holders, len(set(holders.values())))
             continue

@@ -92,11 +92,11 @@ util::Expected<bool> SlotKeeper::read_grant(HeldSlot& held) {
 
 namespace {
 
-// The grants (Lease uids) this process released as done. A release tells the coordinator to free
+// The grants (grant ids) this process released as done. A release tells the coordinator to free
 // the slot now, not after a revoke has stood for slot_timing::revoked_for, so a grant released is
 // never this node's again: a node that took it back from a view older than the release (its
 // watch, or a quorum read before the coordinator acted on it) would hold a slot the coordinator
-// is handing to another node. A grant made anew has another uid. Process-wide because the daemon
+// is handing to another node. A grant made anew has another id. Process-wide because the daemon
 // takes slots from two places (its watch and the reconcile) through keepers of their own.
 class ReleasedGrants {
 public:

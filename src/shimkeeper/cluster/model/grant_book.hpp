@@ -7,7 +7,7 @@
 //   - granted: every grant until its slot goes; then its request is served (declined, below);
 //   - declined: requests served, not granted again while the node still says them
 //     (slot_grant.hpp); forgotten once the node no longer says that request;
-//   - grants seen: each grant uid and its holder as the slot watch showed them, and the failures
+//   - grants seen: each grant id and its holder as the slot watch showed them, and the failures
 //     recorded on them this term (failures_to_record in slot_view.hpp).
 // Pure: every time comes in as a parameter.
 #pragma once
@@ -65,7 +65,7 @@ private:
     Grants m_granted;                                 // by Lease name, until the slot goes
     std::vector<Declined> m_served;                   // requests whose slot went
     std::set<std::string> m_failures_recorded;        // failure_key
-    std::map<std::string, std::string> m_grants_seen; // grant uid -> holder
+    std::map<std::string, std::string> m_grants_seen; // grant id -> holder
 };
 
 } // namespace shimkeeper::cluster::model

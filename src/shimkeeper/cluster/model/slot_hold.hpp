@@ -1,10 +1,10 @@
 // A node's side of a rollout slot, on its own Node (CLUSTER.md, "Identity and least privilege":
 // a node's credential writes nothing but its own Node). The coordinator grants a slot by creating
-// the Lease `<shim>-slot-<i>` held by the node (slot_grant.hpp); from then on the Lease is the
-// coordinator's alone and the node says everything in one annotation per Shim:
+// the Lease `<shim>-slot-<i>` held by the node, or handing it over (slot_grant.hpp); from then on
+// the Lease is the coordinator's alone and the node says everything in one annotation per Shim:
 //
 //   shim.containerd.x-k8s.io/held_<shim>   {"shim": ..., "lease": <the grant's name>,
-//                                           "grant": <the grant's metadata.uid>, "uid": <the
+//                                           "grant": <the grant's id>, "uid": <the
 //                                           Shim's uid>, "generation": G, "renewed": <micro
 //                                           time by the node's clock>, "committing": seconds,
 //                                           "failed": reason, "done": true}
@@ -45,7 +45,7 @@ inline constexpr std::string_view k_slot_hold_key_prefix = "shim.containerd.x-k8
 struct SlotHold {
     std::string shim;
     std::string lease; // the grant's Lease name
-    std::string grant; // the grant's metadata.uid: a grant freed and made again is another
+    std::string grant; // the grant's id (SlotLease::grant): a grant freed and made again is another
     std::string uid;   // the Shim's uid
     long generation = 0;
     std::string renewed{}; // micro time by the node's clock: only a change token to the coordinator

@@ -1,6 +1,6 @@
 // The coordinator's view of the rollout slots (pure): each grant Lease joined with what its holder
 // says of it on its own Node (slot_hold.hpp), timed on the coordinator's own clock.
-//   - A grant whose holder's entry names it (by the grant's uid) was taken: it is as fresh as the
+//   - A grant whose holder's entry names it (by the grant's id) was taken: it is as fresh as the
 //     later of the Lease's version and the entry's text, as the coordinator first saw each; the
 //     entry's committing mark extends it (slot_lease.hpp); an entry that says done releases it.
 //   - A grant whose holder's entry names another grant, or that has none, was not taken (yet):
@@ -35,7 +35,7 @@ using HoldClock = std::map<std::string, std::map<std::string, HoldSeen>>;
 // rollout halts, and the coordinator acts at once.
 bool stamp_holds(HoldClock& clock, const NodeView& node, std::chrono::steady_clock::time_point now);
 
-// The entry that `holder` has for `lease`'s grant (same grant uid), nullptr when it has none.
+// The entry that `holder` has for `lease`'s grant (same grant id), nullptr when it has none.
 const HoldSeen* hold_of_grant(const HoldClock& clock, const SlotLease& lease);
 
 // The slots as the coordinator judges them: each Lease with its holder's entry applied (above).
@@ -53,7 +53,7 @@ struct FailureToRecord {
 // uid and generation, from a node the Shim selects (a failure elsewhere halts nothing:
 // node_scope.hpp), with no failed Lease standing for their grant yet, and not recorded already
 // in this term (`recorded`: failure_key). A Lease of its own only for a grant this term saw
-// granted to that node (`granted`: grant uid -> holder): a node cannot halt a rollout with a
+// granted to that node (`granted`: grant id -> holder): a node cannot halt a rollout with a
 // failure of a grant it never had. An operator's delete of that Lease (the retry of the
 // generation) must not bring it back, and the entry stays on the Node until the node takes
 // another grant: so a failure whose grant is gone gets a Lease of its own only while the
