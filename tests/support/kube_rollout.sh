@@ -296,7 +296,8 @@ import json, sys
 lease = json.loads(sys.argv[1])
 entry = json.loads(sys.argv[2]) if sys.argv[2] else {}
 spec = lease.get("spec", {})
-if entry.get("grant") == lease["metadata"]["uid"]:
+grant = lease["metadata"].get("annotations", {}).get("shim.containerd.x-k8s.io/grant")
+if entry.get("grant") == (grant or lease["metadata"]["uid"]):
     print(spec.get("holderIdentity", ""), entry.get("renewed", ""), entry.get("committing", ""))
 else:
     print(spec.get("holderIdentity", ""), spec.get("renewTime", ""), "")
