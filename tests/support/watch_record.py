@@ -5,9 +5,10 @@ every watch after its timeout). A 410 Gone restarts from a fresh list and says s
 
     watch_record.py KUBECTL KUBECONFIG API-PATH EVENTS-FILE [STAMPED-FILE]
 
-STAMPED-FILE: a line per event, "SEEN TYPE|NAME|HOLDER|GENERATION|FAILED", SEEN being when this
-machine read it (seconds since the epoch), for timings the objects do not carry; the last three
-are a slot Lease's (empty for other objects), and line i stamps line i of EVENTS-FILE."""
+STAMPED-FILE: a line per event, "SEEN TYPE|NAME|HOLDER|GENERATION|FAILED|GRANT", SEEN being when
+this machine read it (seconds since the epoch), for timings the objects do not carry; the last
+four are a slot Lease's (empty for other objects; GRANT its grant id, which a hand-over changes),
+and line i stamps line i of EVENTS-FILE."""
 import json
 import signal
 import subprocess
@@ -23,6 +24,8 @@ def stamp(seen, event):
     notes = meta.get("annotations") or {}
     fields = [event["type"], meta.get("name", ""), (obj.get("spec") or {}).get("holderIdentity") or "",
               notes.get(PREFIX + "generation", ""), notes.get(PREFIX + "failed", "").replace("\n", " ")]
+    if "-slot-" in fields[1]:
+        fields.append(notes.get(PREFIX + "grant") or meta.get("uid", ""))
     return "%.3f %s\n" % (seen, "|".join(fields))
 
 
