@@ -57,6 +57,8 @@ import math
 import os
 import statistics
 
+from rollout_timeline import grant_id
+
 PREFIX = "shim.containerd.x-k8s.io/"
 
 
@@ -207,15 +209,15 @@ def main():
             continue
         # A grant is named by its id: the Lease's uid, or the id a hand-over gave it. A version
         # under another id than the name's last one is a hand-over: the last grant went with it.
-        grant_id = notes.get(PREFIX + "grant") or meta["uid"]
+        gid = grant_id(event["object"])
         before = current.get(meta["name"])
-        if before is not None and before != grant_id and before in grants:
+        if before is not None and before != gid and before in grants:
             if grants[before]["freed"] is None:
                 grants[before]["freed"] = seen
-        current[meta["name"]] = grant_id
+        current[meta["name"]] = gid
         if notes.get(PREFIX + "generation") != str(generation):
             continue
-        grant = grants.setdefault(grant_id, {
+        grant = grants.setdefault(gid, {
             "name": meta["name"], "holder": (event["object"].get("spec") or {}).get("holderIdentity"),
             "created": seen, "created_rv": int(meta["resourceVersion"]), "freed": None,
             "acquired": micro_time(acquired)})

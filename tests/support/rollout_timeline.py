@@ -30,6 +30,12 @@ import sys
 KEY = "shim.containerd.x-k8s.io/"
 
 
+def grant_id(lease):
+    """A slot Lease's grant id: the one a hand-over gave it, else the Lease's uid."""
+    meta = lease.get("metadata") or {}
+    return (meta.get("annotations") or {}).get(KEY + "grant") or meta.get("uid", "")
+
+
 def events(path):
     text = open(path).read()
     decoder = json.JSONDecoder()
@@ -81,7 +87,7 @@ def main():
                 continue
             name = meta["name"]
             holder = (obj.get("spec") or {}).get("holderIdentity", "")
-            grant = annotations.get(KEY + "grant") or meta.get("uid")
+            grant = grant_id(obj)
             if event["type"] == "DELETED" or not holder:
                 holders.pop(name, None)
                 grants.pop(name, None)

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from rollout_timeline import grant_id
+
 PREFIX = "shim.containerd.x-k8s.io/"
 
 
@@ -25,7 +27,7 @@ def stamp(seen, event):
     fields = [event["type"], meta.get("name", ""), (obj.get("spec") or {}).get("holderIdentity") or "",
               notes.get(PREFIX + "generation", ""), notes.get(PREFIX + "failed", "").replace("\n", " ")]
     if "-slot-" in fields[1]:
-        fields.append(notes.get(PREFIX + "grant") or meta.get("uid", ""))
+        fields.append(grant_id(obj))
     return "%.3f %s\n" % (seen, "|".join(fields))
 
 

@@ -278,6 +278,20 @@ TEST_F(CoordinatorPassTest, AHandOverOfASlotThatChangedSinceItWasJudgedFreeIsNoG
     EXPECT_EQ(*api.find(leases(), k_ns, name), newer);
 }
 
+TEST_F(CoordinatorPassTest, AGrantsCreateAnsweredNotFoundIsAFailureOnlyAHandOverMayMeetIt) {
+    const json shim = add_shim(rolling_shim("spin", 1));
+    add_node_asking("n1", shim);
+    api.fail_next("create", "leases",
+                  util::Error(util::ErrorCode::not_found,
+                              "namespaces \"shimkeeper\" not found (HTTP 404 Not Found)"));
+    const PassOutcome outcome = pass.run_grants(view, term, " (at once)");
+    ASSERT_EQ(outcome.errors.size(), 1u) << "the grant was not made, and the pass says why";
+    EXPECT_NE(outcome.errors[0].message().find("granting rollout slot Lease spin-slot-0"),
+              std::string::npos)
+        << outcome.errors[0].message();
+    EXPECT_EQ(outcome.grants, 0u);
+}
+
 TEST_F(CoordinatorPassTest, AHeldSlotNotRenewedForLongIsRevokedNotDeleted) {
     const json shim = add_shim(rolling_shim("spin", 1));
     const model::RolloutTarget target{"spin", shim["metadata"]["uid"], 1, 1};

@@ -568,9 +568,11 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             // Handed over, or changed since it was judged free: either way not to be deleted.
             const auto freed = m_freeing.extract(name);
             if (!written[i]) {
-                // Exists, or changed since judged: the watch brings the newer version.
-                if (written[i].error().code() != util::ErrorCode::conflict &&
-                    written[i].error().code() != util::ErrorCode::not_found) {
+                // Exists, changed since judged, or (a hand-over) deleted meanwhile: the watch
+                // brings the newer version.
+                const util::ErrorCode code = written[i].error().code();
+                if (code != util::ErrorCode::conflict &&
+                    !(freed && code == util::ErrorCode::not_found)) {
                     failed("granting rollout slot Lease " + name, std::move(written[i]).error());
                 }
                 continue;
