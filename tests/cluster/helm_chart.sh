@@ -9,6 +9,8 @@
 #   - values land where they should: another namespace reaches every namespaced object, RBAC and
 #     FlowSchema subject and the policies' CEL; image, digest, replicas, nodeSelector, tolerations
 #     and resources reach the Deployment; one replica has no PodDisruptionBudget;
+#   - nodeServiceAccount=false renders exactly the default objects without the node ServiceAccount
+#     and what names it (its RBAC, bindings' subjects, FlowSchema rule, own-Node admission policy);
 #   - bad values fail with a message naming the value (values.schema.json).
 # seconds-about: 15
 set -euo pipefail
@@ -125,6 +127,26 @@ server_view "$KUBE_DIR/one.yaml" >"$KUBE_DIR/one.view"
     "localhost/shimkeeper@$digest" ]] || fail "image.digest does not pin the image"
 echo "ok: one replica, no PodDisruptionBudget; image.digest pins the image"
 
+# Without the node ServiceAccount: the default objects less it and whatever names it, nothing else.
+helm template shimkeeper "$chart" --namespace shimkeeper-system --set nodeServiceAccount=false \
+    >"$KUBE_DIR/kubelet-only.yaml"
+server_view "$KUBE_DIR/kubelet-only.yaml" >"$KUBE_DIR/kubelet-only.view"
+sa='{"kind":"ServiceAccount","name":"shimkeeper-node","namespace":"shimkeeper-system"}'
+by_kind "$KUBE_DIR/chart.view" | jq -c --argjson sa "$sa" '
+    select((.kind == "ServiceAccount" and .metadata.name == "shimkeeper-node") or
+           ((.kind == "ClusterRole" or .kind == "ClusterRoleBinding") and .metadata.name == "shimkeeper-node") or
+           (.metadata.name == "shimkeeper-node-own-node") | not)
+    | if .subjects then .subjects |= map(select(. != $sa)) else . end
+    | if .kind == "FlowSchema" then .spec.rules |= map(select(any(.subjects[];
+          .kind == "ServiceAccount" and .serviceAccount.name == "shimkeeper-node") | not)) else . end' |
+    sort >"$KUBE_DIR/kubelet-only.expected"
+[[ $(grep -c . "$KUBE_DIR/kubelet-only.expected") -lt $(by_kind "$KUBE_DIR/chart.view" | grep -c .) ]] ||
+    fail "the expected kubelet-only view dropped nothing: the filter above matches no object"
+diff "$KUBE_DIR/kubelet-only.expected" <(by_kind "$KUBE_DIR/kubelet-only.view") >"$KUBE_DIR/kubelet-only.diff" ||
+    fail "nodeServiceAccount=false is not the default less the node ServiceAccount and what names it: $(head -c 3000 "$KUBE_DIR/kubelet-only.diff")"
+echo "ok: nodeServiceAccount=false renders the default objects less the node ServiceAccount, its RBAC," \
+    "subjects, FlowSchema rule and own-Node policy ($(by_kind "$KUBE_DIR/kubelet-only.view" | wc -l) objects)"
+
 # bad_value MESSAGE-PART SET-ARGS...: helm refuses to render with these values, saying MESSAGE-PART.
 bad_value() {
     local expected=$1 out
@@ -136,6 +158,7 @@ bad_value() {
     echo "ok: $* is refused: $(grep -F -- "$expected" <<<"$out" | head -n1 | sed 's/^ *//')"
 }
 bad_value "at '/coordinator/replicas': got string, want integer" --set coordinator.replicas=two
+bad_value "at '/nodeServiceAccount': got string, want boolean" --set nodeServiceAccount=maybe
 bad_value "at '/coordinator/replicas': minimum" --set coordinator.replicas=-1
 bad_value "at '/image/pullPolicy': value must be one of" --set image.pullPolicy=Sometimes
 bad_value "at '/image/digest': 'latest' does not match" --set image.digest=latest

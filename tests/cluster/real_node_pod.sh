@@ -2,7 +2,9 @@
 # The chain a user relies on, with a real kubelet and kube-scheduler (tests/support/kube_node.sh):
 # one sandboxed node (systemd --user + containerd 2.x) whose kubelet registers Node node-a
 # (wasm=true) with its own client certificate; `shimkeeper run` on it with that same kubelet
-# credential; the coordinator as a process of its own.
+# credential; the coordinator as a process of its own. The chart is applied as such a cluster
+# installs it, every agent on its kubelet's credential: nodeServiceAccount=false (no node
+# ServiceAccount, no admission policy on Node writes), and Shim demo rolls through a slot.
 #   - A node selected but whose install failed and rolled back never gets such a Pod. Done on the
 #     same node before the good install (a second kubelet costs a second sandbox node and minutes):
 #     Shim broken selects node-a, its containerd refuses to start with handler broken, the agent
@@ -38,7 +40,11 @@ sk_init
 started=$SECONDS
 step() { echo "[$((SECONDS - started)) s] $*"; }
 
+export KUBE_CHART_SET=nodeServiceAccount=false
 kube_up "$T/kube"
+! kube_admin -n shimkeeper-system get serviceaccount shimkeeper-node >/dev/null 2>&1 &&
+    ! kube_admin get validatingadmissionpolicy shimkeeper-node-own-node >/dev/null 2>&1 ||
+    fail "the chart with nodeServiceAccount=false still made the node ServiceAccount or its own-Node policy"
 node_up "$T/node"
 kube_node_up node-a wasm=true
 step "control plane, kubelet and Node node-a Ready"
@@ -94,8 +100,11 @@ kube_shim_yaml demo "$SERVER_URL/demo-v1.tar.gz" "$(node_shim_digest demo v1)" \
   runtimeClass:
     name: demo
     overhead: {podFixed: {cpu: 250m, memory: 64Mi}}
-    tolerations: [{key: sandboxed, operator: Exists, effect: NoSchedule}]' | kube_admin apply -f - >/dev/null
+    tolerations: [{key: sandboxed, operator: Exists, effect: NoSchedule}]
+  rolloutStrategy: {rolling: {maxUpdate: 1}}' | kube_admin apply -f - >/dev/null
 kube_wait_for 120 state_is demo installed || fail "node-a's state for demo: $(annotation_state demo); $(agent_log)"
+grep -q "granted rollout slot demo-slot-0 of Shim/demo generation 1 to node node-a" "$T/coord-1.log" ||
+    fail "node-a installed demo without a slot granted: $(grep -i slot "$T/coord-1.log" | tail -n 5)"
 [[ "$(label demo)" == demo ]] || fail "node-a's label for demo: '$(label demo)'"
 kube_wait_for 30 kube_admin get runtimeclass demo || fail "the coordinator wrote no RuntimeClass demo"
 step "demo installed and labelled on node-a; RuntimeClass demo exists"

@@ -37,6 +37,9 @@
 # without the watch cache so that an etcd compaction is seen as 410 Gone.
 # KUBE_APISERVER_EXTRA_SANS (e.g. IP:10.200.1.1), set before kube_up, adds subjectAltName entries
 # to the API server's certificate: another address a client (a Pod) reaches it by.
+# KUBE_CHART_SET (space-separated KEY=VALUE), set before kube_up, applies the chart rendered by
+# helm with those values (scripts/build-helm) in place of deploy/, its default rendering: e.g.
+# nodeServiceAccount=false for a cluster whose agents all use their kubelet's credential.
 #
 # Exports after kube_up: KUBE_DIR, KUBE_BIN (folder of the three programs; set it beforehand to
 # test other builds), KUBE_SERVER (https URL), KUBE_CA (the CA certificate), KUBECONFIG_ADMIN,
@@ -423,8 +426,12 @@ kube_up() {
     # Every object of deploy/ but the coordinator's Deployment: the tests run their coordinators
     # as processes of their own (coordinator_process.sh), and where a real kubelet runs
     # (kube_node.sh) two more coordinators would compete in their election.
-    local files=() file
-    for file in "${SHIMKEEPER_SOURCE_DIR:?}"/deploy/*.yaml; do
+    local files=() file manifests=${SHIMKEEPER_SOURCE_DIR:?}/deploy
+    if [[ -n ${KUBE_CHART_SET:-} ]]; then
+        kube_render_chart "$dir/chart" $KUBE_CHART_SET || return 1
+        manifests=$dir/chart
+    fi
+    for file in "$manifests"/*.yaml; do
         [[ $file == */60-coordinator.yaml ]] || files+=(-f "$file")
     done
     kube_admin apply "${files[@]}" >"$dir/log/deploy-apply.log" 2>&1 || {
@@ -440,6 +447,26 @@ kube_up() {
         kube_log "the shims resource never appeared in discovery"
         return 1
     }
+}
+
+# kube_render_chart DIR KEY=VALUE...: the chart rendered into DIR, a file per template as in
+# deploy/, with the namespace object and the values given.
+kube_render_chart() {
+    local out=$1 helm_dir value
+    shift
+    helm_dir=$("$SHIMKEEPER_SOURCE_DIR/scripts/build-helm" --cached-only) || {
+        kube_log "helm is not built (scripts/build-helm): cannot render the chart with $*"
+        return 1
+    }
+    local -a set=(--set createNamespace=true)
+    for value in "$@"; do
+        set+=(--set "$value")
+    done
+    HELM_CACHE_HOME=$out.helm/cache HELM_CONFIG_HOME=$out.helm/config HELM_DATA_HOME=$out.helm/data \
+        "$helm_dir/helm" template shimkeeper "$SHIMKEEPER_SOURCE_DIR/deploy/helm/shimkeeper" \
+        --namespace shimkeeper-system "${set[@]}" --output-dir "$out.rendered" >/dev/null || return 1
+    mkdir -p "$out"
+    mv "$out.rendered"/shimkeeper/templates/*.yaml "$out/"
 }
 
 kube_stop_pid() {
