@@ -455,6 +455,42 @@ TEST_F(TransactionTest, AFailureNamesOnlyTheShimsItIsAbout) {
     EXPECT_EQ(refusals.size(), 1U) << "a refusal about no shim names none";
 }
 
+// Cluster mode's report before the change takes the rollout slot: it comes before the write-ahead
+// (the config's backup and the journal's before-state, fsyncs the next node would wait on), and
+// the last step before the first change is the recheck, which can still refuse with the node
+// untouched.
+TEST_F(TransactionTest, TheChangeIsToldBeforeTheWriteAheadAndRecheckedLast) {
+    ASSERT_TRUE(apply({shim("v1")}));
+    const std::string config_v1 = config();
+    const fs::path link_v1 = fs::read_symlink(link());
+    auto journal_files = [this] {
+        auto entry = Journal(m_store.state_dir()).load().value();
+        return entry ? entry->files.size() : std::size_t{99};
+    };
+    std::vector<std::string> calls;
+    Node hooked = node();
+    hooked.before_change = [&](const NodePlan&, const store::StoreState&) -> util::Expected<void> {
+        calls.push_back("told with " + std::to_string(journal_files()) + " files kept");
+        return {};
+    };
+    hooked.recheck_before_change = [&]() -> util::Expected<void> {
+        calls.push_back("rechecked with " + std::to_string(journal_files()) + " files kept");
+        return util::fail(util::ErrorCode::conflict, "rollout slot demo-slot-0 is no longer fresh");
+    };
+    auto refused = execute(hooked, {shim("v2")}, "apply", Restart::yes);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("no longer fresh"), std::string::npos)
+        << refused.error().message();
+    EXPECT_EQ(calls,
+              (std::vector<std::string>{"told with 0 files kept", "rechecked with 1 files kept"}));
+    EXPECT_EQ(config(), config_v1) << "refused by the recheck: nothing changed";
+    EXPECT_EQ(fs::read_symlink(link()), link_v1);
+    EXPECT_EQ(m_systemd.restarts("containerd.service"), 1) << "only v1's";
+    auto entry = Journal(m_store.state_dir()).load().value();
+    ASSERT_TRUE(entry);
+    EXPECT_EQ(entry->result, TxnResult::failed) << "a refusal: failed before its first change";
+}
+
 } // namespace reconcile_transaction
 } // namespace
 } // namespace shimkeeper::reconcile

@@ -35,10 +35,16 @@ struct Node {
     std::function<void()> heartbeat = {};
     // Asked during downloads: true stops them (staging ahead in the background, stage_ahead.hpp).
     std::function<bool()> abandon = {};
-    // Called once the plan is final, before the first change (cluster mode: the Node's label
-    // goes before the handler does). An error refuses the transaction; nothing has changed.
+    // Called once the plan is final and containerd judged it, before the write-ahead (the config
+    // backups, the journal) and the first change (cluster mode: the Node's label goes before the
+    // handler does; the `installing` report takes the rollout slot). An error refuses the
+    // transaction; nothing has changed.
     std::function<util::Expected<void>(const NodePlan&, const store::StoreState&)> before_change =
         {};
+    // Called after the write-ahead, as the very last step before the first change: a check that
+    // needs no request (cluster mode: every rollout slot held is still fresh). An error refuses
+    // the transaction; nothing has changed.
+    std::function<util::Expected<void>()> recheck_before_change = {};
     // Called when the transaction is refused for a reason about particular shims (one that could
     // not be staged, a config containerd refused with their change): cluster mode halts the
     // rollout of those Shims only (a refusal without this call is about none of them).

@@ -361,6 +361,15 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
             m_before_status, {});
     }
 
+    // Told before the write-ahead, not after it: cluster mode's report here takes the rollout
+    // slot (its `installing` write), and the next node's wait for a freed slot ends only with
+    // that write, so the backups' and the journal's fsyncs stay off it. What must come last
+    // before the first change, and needs no request, is recheck_before_change below.
+    if (m_node.before_change) {
+        if (auto told = m_node.before_change(plan, state); !told) {
+            return refuse(std::move(told.error()));
+        }
+    }
     // Write-ahead: the before-state goes to disk before the first change. A failure up to the
     // second save is still a refusal: the node has not changed.
     const auto backups = m_journal.backup_dir(m_entry.id);
@@ -380,9 +389,9 @@ util::Expected<Outcome> Transaction::change_node(store::StoreState state) {
         return refuse(std::move(saved.error()));
     }
     fault_point("planned");
-    if (m_node.before_change) {
-        if (auto told = m_node.before_change(plan, state); !told) {
-            return refuse(std::move(told.error()));
+    if (m_node.recheck_before_change) {
+        if (auto clear = m_node.recheck_before_change(); !clear) {
+            return refuse(std::move(clear.error()));
         }
     }
     // Compare before the first change: a file edited since it was read for the plan stops the

@@ -402,9 +402,9 @@ void RolloutGate::attach(reconcile::Node& node, ReportCarrying report) {
         [this, earlier = std::move(node.before_change),
          report = std::move(report)](const reconcile::NodePlan& plan,
                                      const store::StoreState& state) -> util::Expected<void> {
-        // Before the Node report (a node without a slot does not say `installing`) and again
-        // after it (that is a request, and may take long): the last check is as close to the
-        // first change as it gets.
+        // Before the Node report (a node without a slot does not say `installing`), after it
+        // (that is a request, and may take long), and once more after the write-ahead
+        // (recheck_before_change): the last check is as close to the first change as it gets.
         TRY(confirm_fresh_slots());
         if (report && m_renewal) {
             if (TRY(report_with_committing_marks(report, plan, state))) {
@@ -416,6 +416,9 @@ void RolloutGate::attach(reconcile::Node& node, ReportCarrying report) {
             TRY(earlier(plan, state));
         }
         return mark_slots_committing();
+    };
+    node.recheck_before_change = [this] {
+        return confirm_fresh_slots();
     };
     node.refused_about = [this](const std::vector<std::string>& shims) {
         m_refused_about = shims;

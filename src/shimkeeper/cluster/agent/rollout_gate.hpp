@@ -5,8 +5,9 @@
 // success and marked failed on failure, which halts that Shim generation everywhere.
 //
 // Two promises are kept here. A slot is a real bound: attach() makes the
-// transaction's last step before its first change (Node::before_change, around the Node report's
-// own) refuse unless every slot held is fresh (slot_keeper.hpp: confirmed by the API server within
+// transaction's steps before its first change (Node::before_change, around the Node report's
+// own, and Node::recheck_before_change, the last, after the config backups and the journal)
+// refuse unless every slot held is fresh (slot_keeper.hpp: confirmed by the API server within
 // two thirds of its lease, never lost), so a node whose slot expired while it downloaded never
 // writes config or restarts; the refused transaction is no failure of the Shim, its slot goes back
 // and the node waits for one again. A halt halts only its Shim: finish() marks failed only the
@@ -118,8 +119,9 @@ public:
     // marks in its write: true when it was sent with them (ClusterReport::before_change).
     using ReportCarrying = std::function<util::Expected<bool>(
         const reconcile::NodePlan&, const store::StoreState&, std::vector<model::SlotHold>)>;
-    // Makes `node`'s before_change (kept) also refuse a transaction that would pass its point
-    // of no return without a fresh slot for every Shim it holds one for, and hears what a
+    // Makes `node`'s before_change (kept) and recheck_before_change also refuse a transaction
+    // that would pass its point of no return without a fresh slot for every Shim it holds one
+    // for (the recheck after the write-ahead, with no request), and hears what a
     // refusal is about (Node::refused_about). With `report` (the kept before_change's own report,
     // able to carry slot entries), the committing mark of the slots held goes in its write: one
     // write of the Node says `installing` and that the node is past its point of no return; a
