@@ -37,6 +37,8 @@
 #                                  are seen to (a --no-restart transaction is milliseconds)
 #   ROLLOUT_HOLD_AT_LINKS=FILE     with ROLLOUT_STEPS: each transaction waits at its first change
 #                                  until FILE exists (set it for one rollout_start_agent only)
+#   ROLLOUT_HOLD_STEP=STEP         with ROLLOUT_HOLD_AT_LINKS: wait at another step instead (e.g.
+#                                  planned: after the write-ahead, before the last check)
 #   rollout_start_agent NODE [KUBECONFIG]   (re)starts NODE's agent on its sandbox root, with
 #                                  another kubeconfig if given
 #   rollout_proxied_agent NODE [KEY=VALUE...]   Node NODE (with those labels) and its agent on a
@@ -140,7 +142,7 @@ rollout_start_agent() {
         [[ -n ${ROLLOUT_LINGER:-} ]] &&
             linger="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then sleep $ROLLOUT_LINGER; fi"
         [[ -n ${ROLLOUT_HOLD_AT_LINKS:-} ]] &&
-            linger+="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then while [ ! -e '$ROLLOUT_HOLD_AT_LINKS' ] && [ ! -e '$T/.ending' ]; do sleep 0.2; done; fi"
+            linger+="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = ${ROLLOUT_HOLD_STEP:-links} ]; then while [ ! -e '$ROLLOUT_HOLD_AT_LINKS' ] && [ ! -e '$T/.ending' ]; do sleep 0.2; done; fi"
         env=("SHIMKEEPER_FAULT_RUN=*:echo \"$node \$SHIMKEEPER_FAULT_STEP \$(date +%s.%N)\" >>'$ROLLOUT_STEPS'$linger")
     fi
     env "${env[@]}" "$SHIMKEEPER" --root "$T/roots/$node" --log-level debug run --no-restart \
