@@ -9,7 +9,10 @@ CNI adds with the first Pod) on an ephemeral port, written to PORT_FILE once lis
 forwards every
 connection to TARGET_HOST:TARGET_PORT, bytes unchanged (TLS passes through). SIGUSR1 pauses it:
 no byte moves in either direction and new connections wait; SIGUSR2 resumes, and what was held
-goes on. STATE_FILE says "running" or "paused" once the signal has taken effect."""
+goes on. SIGHUP severs the connections open at that moment, the way a peer gone without a reset
+(a NAT or load balancer that forgot them) does: whatever either side sends on them is dropped
+from then on, nothing is closed, and later connections are forwarded as usual. STATE_FILE says
+"running", "paused" or "severed" once the signal has taken effect."""
 import os
 import select
 import signal
@@ -22,6 +25,8 @@ IP_FREEBIND = 15
 
 running = threading.Event()
 running.set()
+# Connections are numbered as accepted; those numbered below `severed_below` are severed.
+counter = {"next": 0, "severed_below": 0}
 
 
 def say(state_file, state):
@@ -31,7 +36,7 @@ def say(state_file, state):
     os.rename(tmp, state_file)
 
 
-def pump(source, sink):
+def pump(source, sink, number):
     try:
         while True:
             running.wait()
@@ -42,6 +47,8 @@ def pump(source, sink):
             if not data:
                 break
             running.wait()  # read just before a pause: held until the resume
+            if number < counter["severed_below"]:
+                continue  # severed: dropped, and the sender is told nothing
             sink.sendall(data)
     except OSError:
         pass
@@ -52,15 +59,15 @@ def pump(source, sink):
             pass
 
 
-def serve(client, target):
+def serve(client, target, number):
     running.wait()
     try:
         upstream = socket.create_connection(target)
     except OSError:
         client.close()
         return
-    threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
-    threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+    threading.Thread(target=pump, args=(client, upstream, number), daemon=True).start()
+    threading.Thread(target=pump, args=(upstream, client, number), daemon=True).start()
 
 
 def main():
@@ -75,8 +82,13 @@ def main():
         running.set()
         say(state_file, "running")
 
+    def sever(*_):
+        counter["severed_below"] = counter["next"]
+        say(state_file, "severed")
+
     signal.signal(signal.SIGUSR1, pause)
     signal.signal(signal.SIGUSR2, resume)
+    signal.signal(signal.SIGHUP, sever)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -90,7 +102,9 @@ def main():
     os.rename(tmp, port_file)
     while True:
         client, _ = listener.accept()
-        threading.Thread(target=serve, args=(client, (host, port)), daemon=True).start()
+        number = counter["next"]
+        counter["next"] += 1
+        threading.Thread(target=serve, args=(client, (host, port), number), daemon=True).start()
 
 
 main()

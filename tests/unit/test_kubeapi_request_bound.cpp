@@ -1,6 +1,7 @@
 // No API request may hold the daemon's loop for long. Each is bounded by a quarter of
 // the watchdog interval (1 s to 15 s), and a pass stops asking after the first request that got
 // no answer, pinging the watchdog before every request it makes.
+#include "shimkeeper/kubeapi/leader_renewal.hpp"
 #include "shimkeeper/kubeapi/request_bound.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,18 @@ TEST(KubeRequestBound, AQuarterOfTheWatchdogWithinOneToFifteenSeconds) {
     EXPECT_EQ(request_time_bound(std::chrono::microseconds(2s)), 1s);
     EXPECT_EQ(request_time_bound(std::nullopt), 15s);
     EXPECT_EQ(request_time_bound(std::chrono::microseconds(0)), 15s);
+}
+
+// A leader's renewal gives up on a request within a third of the renew deadline, so that two more
+// rounds fit before the term ends (the general bound of 15 s outlasted the 10-s deadline).
+TEST(KubeRequestBound, ARenewalRequestGetsAThirdOfTheRenewDeadline) {
+    LeaseSettings settings;
+    EXPECT_EQ(renewal_request_bound(settings), 3333ms);
+    EXPECT_LT(3 * renewal_request_bound(settings), settings.renew_deadline);
+    settings.renew_deadline = 2s;
+    EXPECT_EQ(renewal_request_bound(settings), 1s) << "never below the general minimum";
+    settings.renew_deadline = 60s;
+    EXPECT_EQ(renewal_request_bound(settings), 15s) << "nor above the general maximum";
 }
 
 TEST(KubeRequestBound, TheProcessBoundFollowsWatchdogUsec) {

@@ -24,19 +24,35 @@ struct MultiDeleter {
     void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
 };
 
-CURLSH* thread_connection_cache() {
-    thread_local std::unique_ptr<CURLSH, ShareDeleter> share = [] {
-        std::unique_ptr<CURLSH, ShareDeleter> made(curl_share_init());
-        bool set =
-            made &&
-            curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) == CURLSHE_OK &&
-            curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) ==
-                CURLSHE_OK &&
-            curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) == CURLSHE_OK;
-        return set ? std::move(made) : nullptr; // without it, each request connects anew
-    }();
-    return share.get();
+std::unique_ptr<CURLSH, ShareDeleter> make_connection_cache() {
+    std::unique_ptr<CURLSH, ShareDeleter> made(curl_share_init());
+    bool set =
+        made &&
+        curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) == CURLSHE_OK &&
+        curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) == CURLSHE_OK &&
+        curl_share_setopt(made.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) == CURLSHE_OK;
+    return set ? std::move(made) : nullptr; // without it, each request connects anew
 }
+
+thread_local std::unique_ptr<CURLSH, ShareDeleter> t_connection_cache;
+thread_local bool t_connection_cache_made = false;
+
+CURLSH* thread_connection_cache() {
+    if (!t_connection_cache_made) {
+        t_connection_cache = make_connection_cache();
+        t_connection_cache_made = true;
+    }
+    return t_connection_cache.get();
+}
+
+} // namespace
+
+void drop_thread_connections() {
+    t_connection_cache.reset(); // closes them; no transfer of this thread is running
+    t_connection_cache_made = false;
+}
+
+namespace {
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
     auto& transfer = *static_cast<Transfer*>(user);

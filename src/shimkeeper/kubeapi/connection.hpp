@@ -52,6 +52,12 @@ struct Response {
     bool ok() const { return http_code >= 200 && http_code < 300; }
 };
 
+// Closes the connections this thread's requests keep for reuse (Connection::perform shares one
+// cache per thread); the next request opens a new one. After a request that timed out with no
+// answer, its connection may be dead (a peer gone without a reset): kept, the next request
+// would be multiplexed onto it and wait as long again. Only between requests of this thread.
+void drop_thread_connections();
+
 class Connection {
 public:
     explicit Connection(KubeConfig config) : m_config(std::move(config)), m_token(m_config) {}

@@ -2,13 +2,23 @@
 
 #include "shimkeeper/kubeapi/request_bound.hpp"
 
+#include <algorithm>
+
 namespace shimkeeper::kubeapi {
+
+std::chrono::milliseconds renewal_request_bound(const LeaseSettings& settings) {
+    const auto third =
+        std::chrono::duration_cast<std::chrono::milliseconds>(settings.renew_deadline) / 3;
+    return std::clamp(third, k_min_request_time, k_max_request_time);
+}
 
 namespace {
 
-Client make_client(KubeConfig config, std::shared_ptr<RequestStats> stats) {
+Client make_client(KubeConfig config, std::shared_ptr<RequestStats> stats,
+                   const LeaseSettings& settings) {
     Client client(std::move(config));
     client.connection().set_stats(std::move(stats));
+    client.connection().set_request_time(renewal_request_bound(settings));
     return client;
 }
 
@@ -16,8 +26,9 @@ Client make_client(KubeConfig config, std::shared_ptr<RequestStats> stats) {
 
 LeaderRenewal::LeaderRenewal(KubeConfig config, LeaderElector elector, LeaseSettings settings,
                              std::shared_ptr<RequestStats> stats)
-    : m_client(make_client(std::move(config), std::move(stats))), m_elector(std::move(elector)),
-      m_settings(std::move(settings)), m_renewed_at(m_elector.renewed_at()),
+    : m_client(make_client(std::move(config), std::move(stats), settings)),
+      m_elector(std::move(elector)), m_settings(std::move(settings)),
+      m_renewed_at(m_elector.renewed_at()),
       m_worker(
           m_settings.retry_period,
           [this](const std::atomic<bool>& stopping) { renew_round(stopping); },
@@ -62,6 +73,9 @@ void LeaderRenewal::renew_round(const std::atomic<bool>& stopping) {
                                                  [&stopping] { return !stopping.load(); }));
     auto held = m_elector.try_acquire_or_renew(m_client, Clock::now());
     ++m_rounds;
+    if (!held && held.error().code() == util::ErrorCode::network) {
+        drop_thread_connections(); // the next round does not wait on the same connection again
+    }
     std::lock_guard lock(m_mutex);
     m_renewed_at = m_elector.renewed_at();
     m_problem = held ? "" : held.error().message();

@@ -19,6 +19,13 @@
 
 namespace shimkeeper::kubeapi {
 
+// How long one renewal request may take: a third of the renew deadline (3.3 s of the default
+// 10 s), so that a request stuck on a dead connection (no answer, no reset) fails in time for two
+// more rounds, each on a fresh connection, before the term would end; the API server answered
+// every Lease write of a 1000-node rollout within 1 s. The general bound (request_bound.hpp, up
+// to 15 s) outlasted the deadline: one such request cost the term.
+std::chrono::milliseconds renewal_request_bound(const LeaseSettings& settings);
+
 class LeaderRenewal {
 public:
     using Clock = LeaderElector::Clock;
