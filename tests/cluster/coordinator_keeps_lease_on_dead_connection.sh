@@ -4,7 +4,7 @@
 # every connection open then, as a peer gone without a reset does: the renewal in flight, and any
 # other request on those connections, gets no answer and no error. New connections go through.
 #   - The leader's Lease goes on being renewed across the renew deadline (10 s) and past a whole
-#     lease (15 s) after the cut: each renewal request is bounded by a third of the deadline
+#     lease (15 s) after the cut: each renewal request is bounded by half the deadline
 #     (kubeapi/leader_renewal.hpp), and the round after a timed-out one opens a fresh connection.
 #   - The same candidate holds the Lease in the same term: one "leads" line, no "no longer
 #     leads", leaseTransitions unchanged.

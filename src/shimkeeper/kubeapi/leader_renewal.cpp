@@ -7,9 +7,9 @@
 namespace shimkeeper::kubeapi {
 
 std::chrono::milliseconds renewal_request_bound(const LeaseSettings& settings) {
-    const auto third =
-        std::chrono::duration_cast<std::chrono::milliseconds>(settings.renew_deadline) / 3;
-    return std::clamp(third, k_min_request_time, k_max_request_time);
+    const auto half =
+        std::chrono::duration_cast<std::chrono::milliseconds>(settings.renew_deadline) / 2;
+    return std::clamp(half, k_min_request_time, k_max_request_time);
 }
 
 namespace {

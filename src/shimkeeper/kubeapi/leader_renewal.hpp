@@ -19,11 +19,12 @@
 
 namespace shimkeeper::kubeapi {
 
-// How long one renewal request may take: a third of the renew deadline (3.3 s of the default
-// 10 s), so that a request stuck on a dead connection (no answer, no reset) fails in time for two
-// more rounds, each on a fresh connection, before the term would end; the API server answered
-// every Lease write of a 1000-node rollout within 1 s. The general bound (request_bound.hpp, up
-// to 15 s) outlasted the deadline: one such request cost the term.
+// How long one renewal request may take: half the renew deadline (5 s of the default 10 s), so
+// that a request stuck on a dead connection (no answer, no reset) fails in time for one more
+// round, on a new connection (drop_thread_connections), before the term would end. The general
+// bound (request_bound.hpp, up to 15 s) outlasted the deadline: one such request cost the term.
+// Not shorter: on a saturated API server a live renewal waited up to 2 s in its priority level's
+// queue (bench/rollout, 1000 agents), and a third of the deadline (3.3 s) gave such requests up.
 std::chrono::milliseconds renewal_request_bound(const LeaseSettings& settings);
 
 class LeaderRenewal {
