@@ -23,7 +23,7 @@ TEST(KubeRequestBound, AQuarterOfTheWatchdogWithinOneToFifteenSeconds) {
 
 // A leader's renewal gives up on a request within half the renew deadline, so that one more round
 // fits before the term ends (the general bound of 15 s outlasted the 10-s deadline).
-TEST(KubeRequestBound, ARenewalRequestGetsAThirdOfTheRenewDeadline) {
+TEST(KubeRequestBound, ARenewalRequestGetsHalfTheRenewDeadline) {
     LeaseSettings settings;
     EXPECT_EQ(renewal_request_bound(settings), 5s);
     EXPECT_LE(2 * renewal_request_bound(settings), settings.renew_deadline);
