@@ -18,15 +18,9 @@ kube_require_peers
 sk_init
 kube_up "$T/kube"
 
-python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/pausable_proxy.py" 127.0.0.1 "${KUBE_SERVER##*:}" \
-    "$T/proxy.port" "$T/proxy.state" 2>"$T/proxy.err" &
-proxy=$!
-sk_track $proxy
-kube_wait_for 10 test -s "$T/proxy.port" || fail "the proxy did not listen: $(cat "$T/proxy.err")"
+kube_proxy_start || fail "no proxy in front of the API server"
 proxied=$T/coordinator-proxied.kubeconfig
-sed "s|server: $KUBE_SERVER|server: https://127.0.0.1:$(cat "$T/proxy.port")|" \
-    "$(kube_kubeconfig coordinator)" >"$proxied"
-grep -q "127.0.0.1:$(cat "$T/proxy.port")" "$proxied" || fail "the kubeconfig does not name the proxy"
+kube_proxied_kubeconfig "$(kube_kubeconfig coordinator)" "$proxied" || fail "no kubeconfig through the proxy"
 printf '[kube]\nkubeconfig = "%s"\n' "$proxied" >"$T/coordinator.toml"
 coordinator_start coord-1
 
@@ -45,9 +39,8 @@ sys.exit(t.timestamp() <= float(sys.argv[2]))' "$(lease_field renewTime)" "$1"
 kube_wait_for 10 renewed_since "$(date +%s.%N)" || fail "coord-1 does not renew its Lease"
 
 echo "--- every connection open now is severed"
-kill -HUP $proxy
-proxy_is() { [[ $(cat "$T/proxy.state") == "$1" ]]; }
-kube_wait_for 5 proxy_is severed || fail "the proxy did not sever"
+kill -HUP "$KUBE_PROXY"
+kube_wait_for 5 kube_proxy_is severed || fail "the proxy did not sever"
 cut_at=$(date +%s.%N)
 # Renewed after the renew deadline and after a whole lease, both counted from the cut.
 deadline_passed() { renewed_since "$(python3 -S -c "print($cut_at + 11)")"; }

@@ -2,7 +2,7 @@
 # A slot stays a bound past its holder's point of no return, even when the holder is cut off from
 # the API server there. 2 agents on sandbox roots, maxUpdate 1; node-1 talks to the API server
 # through a TCP proxy (tests/support/pausable_proxy.py) and takes the slot first; its transaction
-# is held at its first change (ROLLOUT_HOLD_AT_LINKS) while the proxy is paused:
+# is held at its first change (ROLLOUT_HOLD_UNTIL) while the proxy is paused:
 #   - just before its first change node-1 marked its entry for the slot committing (on its own
 #     Node), with what its transaction may still take (30 s for a --no-restart transaction:
 #     reconcile/commit_bound.hpp), and read its grant back unrevoked;
@@ -26,10 +26,10 @@ export ROLLOUT_STEPS=$T/steps
 : >"$ROLLOUT_STEPS"
 release=$T/release-node-1
 
-ROLLOUT_HOLD_AT_LINKS=$release rollout_proxied_agent node-1 rollout=yes
+ROLLOUT_HOLD_UNTIL=$release rollout_proxied_agent node-1 rollout=yes
 rollout_agents 2 2 rollout=yes
-proxy=$ROLLOUT_PROXY
-proxy_is() { rollout_proxy_is "$1"; }
+proxy=$KUBE_PROXY
+proxy_is() { kube_proxy_is "$1"; }
 lease() { kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath="$1" 2>/dev/null; }
 holder() { lease '{.spec.holderIdentity}'; }
 revoked() { lease '{.metadata.annotations.shim\.containerd\.x-k8s\.io/revoked}'; }

@@ -24,8 +24,8 @@ export ROLLOUT_STEPS=$T/steps ROLLOUT_LINGER=2
 
 rollout_proxied_agent node-1 rollout=yes
 rollout_agents 2 4 rollout=yes
-proxy=$ROLLOUT_PROXY
-proxy_is() { rollout_proxy_is "$1"; }
+proxy=$KUBE_PROXY
+proxy_is() { kube_proxy_is "$1"; }
 
 kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record

@@ -22,7 +22,7 @@ nodes=(node-1 node-2)
 export ROLLOUT_STEPS=$T/steps
 : >"$ROLLOUT_STEPS"
 release=$T/release-node-1
-ROLLOUT_HOLD_AT_LINKS=$release rollout_agents 1 1 rollout=yes
+ROLLOUT_HOLD_UNTIL=$release rollout_agents 1 1 rollout=yes
 rollout_agents 2 2 rollout=yes
 reached() { grep -q "^$1 $2 " "$ROLLOUT_STEPS"; } # NODE STEP
 coordinators_say() { grep -h "$1" "$T"/coord-*.log; }

@@ -22,8 +22,8 @@ rollout_testbed
 export ROLLOUT_STEPS=$T/steps ROLLOUT_STAGE_AHEAD=true
 : >"$ROLLOUT_STEPS"
 release=$T/release-node-1
-ROLLOUT_HOLD_AT_LINKS=$release ROLLOUT_HOLD_STEP=planned rollout_proxied_agent node-1 rollout=yes
-proxy=$ROLLOUT_PROXY
+ROLLOUT_HOLD_UNTIL=$release ROLLOUT_HOLD_STEP=planned rollout_proxied_agent node-1 rollout=yes
+proxy=$KUBE_PROXY
 step_time() { awk -v s="$1" '$1 == "node-1" && $2 == s { print $3; exit }' "$ROLLOUT_STEPS"; }
 log=$T/roots/node-1.log
 
@@ -37,7 +37,7 @@ reached_write_ahead() { [[ -n "$(step_time planned)" ]]; }
 kube_wait_for 60 reached_write_ahead ||
     fail "node-1 never reached its write-ahead: $(tail -n 20 "$log")"
 kill -USR1 "$proxy"
-kube_wait_for 5 rollout_proxy_is paused || fail "the proxy did not pause"
+kube_wait_for 5 kube_proxy_is paused || fail "the proxy did not pause"
 [[ "$(rollout_annotation node-1 demo)" == *'"state":"installing"'* ]] ||
     fail "node-1 reached its write-ahead without saying installing: $(rollout_annotation node-1 demo)"
 planned_at=$(step_time planned)
@@ -60,7 +60,7 @@ pass "node-1 refused its change after the write-ahead, with nothing changed"
 
 echo "--- the proxy back: node-1 takes a slot again and installs demo"
 kill -USR2 "$proxy"
-kube_wait_for 5 rollout_proxy_is running || fail "the proxy did not resume"
+kube_wait_for 5 kube_proxy_is running || fail "the proxy did not resume"
 kube_wait_for 120 rollout_finished_on demo 1 node-1 ||
     fail "node-1 did not finish: $(rollout_annotation node-1 demo); $(tail -n 20 "$log")"
 ! grep -q "marked failed" "$log" || fail "a stale slot halted the rollout: $(grep "marked failed" "$log")"

@@ -43,7 +43,7 @@ sk__cleanup() {
     set +e
     local pid
     # A hook that holds a transaction until the test releases it (kube_rollout.sh's
-    # ROLLOUT_HOLD_AT_LINKS) lets go now: a test that failed before its release would otherwise
+    # ROLLOUT_HOLD_UNTIL) lets go now: a test that failed before its release would otherwise
     # wait here for that agent for ever.
     [[ -n "${T:-}" && -d "$T" ]] && touch "$T/.ending"
     # Only the tracked processes that are still this shell's children: one that ended (a test

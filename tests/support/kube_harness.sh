@@ -18,7 +18,11 @@
 # kubelet-style client-certificate kubeconfig; prints its path), kube_node_token_kubeconfig NAME
 # [DURATION] (a token of ServiceAccount shimkeeper-node bound to Node NAME; prints the path of
 # kubeconfig NAME-bound), kube_token_kubeconfig IDENTITY TOKEN (any requested token as identity
-# IDENTITY), kube_shim_yaml NAME URL SHA256 [SPEC-LINES] (a Shim manifest on stdout).
+# IDENTITY), kube_shim_yaml NAME URL SHA256 [SPEC-LINES] (a Shim manifest on stdout),
+# kube_proxy_start (a TCP proxy in front of the API server, tests/support/pausable_proxy.py, pid
+# in KUBE_PROXY: kill -USR1 pauses it, -USR2 resumes it, -HUP severs the connections open then;
+# kube_proxy_is STATE: whether it says STATE) and kube_proxied_kubeconfig FILE OUT (FILE with
+# the proxy as its server).
 #
 # Identities (static tokens, --token-auth-file):
 #   admin             user "shimkeeper-test-admin", group system:masters
@@ -445,6 +449,29 @@ kube_up() {
     # "shims" with) follows a moment later.
     kube_wait_for 60 kube_admin get shims || {
         kube_log "the shims resource never appeared in discovery"
+        return 1
+    }
+}
+
+kube_proxy_start() {
+    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/pausable_proxy.py" 127.0.0.1 "${KUBE_SERVER##*:}" \
+        "$KUBE_DIR/proxy.port" "$KUBE_DIR/proxy.state" 2>"$KUBE_DIR/proxy.err" &
+    KUBE_PROXY=$!
+    sk_track $KUBE_PROXY
+    kube_wait_for 10 test -s "$KUBE_DIR/proxy.port" || {
+        kube_log "the proxy did not listen: $(cat "$KUBE_DIR/proxy.err")"
+        return 1
+    }
+}
+
+kube_proxy_is() { [[ "$(cat "$KUBE_DIR/proxy.state")" == "$1" ]]; }
+
+kube_proxied_kubeconfig() {
+    local port
+    port=$(cat "$KUBE_DIR/proxy.port")
+    sed "s|server: $KUBE_SERVER|server: https://127.0.0.1:$port|" "$1" >"$2"
+    grep -q "127.0.0.1:$port" "$2" || {
+        kube_log "the proxied kubeconfig does not name the proxy: $(cat "$2")"
         return 1
     }
 }

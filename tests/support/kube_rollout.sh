@@ -35,16 +35,16 @@
 #   ROLLOUT_LINGER=SECONDS         with ROLLOUT_STEPS: each transaction stays that long between
 #                                  its first change and its commit, so that two that overlap
 #                                  are seen to (a --no-restart transaction is milliseconds)
-#   ROLLOUT_HOLD_AT_LINKS=FILE     with ROLLOUT_STEPS: each transaction waits at its first change
+#   ROLLOUT_HOLD_UNTIL=FILE        with ROLLOUT_STEPS: each transaction waits at its first change
 #                                  until FILE exists (set it for one rollout_start_agent only)
-#   ROLLOUT_HOLD_STEP=STEP         with ROLLOUT_HOLD_AT_LINKS: wait at another step instead (e.g.
+#   ROLLOUT_HOLD_STEP=STEP         with ROLLOUT_HOLD_UNTIL: wait at another step instead (e.g.
 #                                  planned: after the write-ahead, before the last check)
 #   rollout_start_agent NODE [KUBECONFIG]   (re)starts NODE's agent on its sandbox root, with
 #                                  another kubeconfig if given
 #   rollout_proxied_agent NODE [KEY=VALUE...]   Node NODE (with those labels) and its agent on a
 #                                  sandbox root, talking to the API server through a pausable TCP
-#                                  proxy (tests/support/pausable_proxy.py, pid in ROLLOUT_PROXY):
-#                                  kill -USR1 pauses it, -USR2 resumes it; rollout_proxy_is STATE
+#                                  proxy (kube_harness.sh's kube_proxy_start, pid in KUBE_PROXY):
+#                                  kill -USR1 pauses it, -USR2 resumes it; kube_proxy_is STATE
 #                                  (paused, running) says which it is now
 #   rollout_log_order LOG SHIM     the agent log LOG has "took slot", then the committed change,
 #                                  then "released slot" for SHIM, in that order
@@ -141,8 +141,8 @@ rollout_start_agent() {
         local linger=""
         [[ -n ${ROLLOUT_LINGER:-} ]] &&
             linger="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = links ]; then sleep $ROLLOUT_LINGER; fi"
-        [[ -n ${ROLLOUT_HOLD_AT_LINKS:-} ]] &&
-            linger+="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = ${ROLLOUT_HOLD_STEP:-links} ]; then while [ ! -e '$ROLLOUT_HOLD_AT_LINKS' ] && [ ! -e '$T/.ending' ]; do sleep 0.2; done; fi"
+        [[ -n ${ROLLOUT_HOLD_UNTIL:-} ]] &&
+            linger+="; if [ \"\$SHIMKEEPER_FAULT_STEP\" = ${ROLLOUT_HOLD_STEP:-links} ]; then while [ ! -e '$ROLLOUT_HOLD_UNTIL' ] && [ ! -e '$T/.ending' ]; do sleep 0.2; done; fi"
         env=("SHIMKEEPER_FAULT_RUN=*:echo \"$node \$SHIMKEEPER_FAULT_STEP \$(date +%s.%N)\" >>'$ROLLOUT_STEPS'$linger")
     fi
     env "${env[@]}" "$SHIMKEEPER" --root "$T/roots/$node" --log-level debug run --no-restart \
@@ -154,23 +154,15 @@ rollout_start_agent() {
 rollout_proxied_agent() {
     local node=$1 proxied
     shift
-    python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/pausable_proxy.py" 127.0.0.1 "${KUBE_SERVER##*:}" \
-        "$T/proxy.port" "$T/proxy.state" 2>"$T/proxy.err" &
-    ROLLOUT_PROXY=$!
-    sk_track $ROLLOUT_PROXY
-    kube_wait_for 10 test -s "$T/proxy.port" || fail "the proxy did not listen: $(cat "$T/proxy.err")"
+    kube_proxy_start || fail "no proxy in front of the API server"
     mkdir -p "$T/roots"
     kube_create_node "$node" "$@"
     rollout_root "$T/roots/$node" "$node"
     proxied=$T/$node-proxied.kubeconfig
-    sed "s|server: $KUBE_SERVER|server: https://127.0.0.1:$(cat "$T/proxy.port")|" \
-        "$(rollout_node_kubeconfig "$node")" >"$proxied"
-    grep -q "127.0.0.1:$(cat "$T/proxy.port")" "$proxied" ||
-        fail "the proxied kubeconfig does not name the proxy: $(cat "$proxied")"
+    kube_proxied_kubeconfig "$(rollout_node_kubeconfig "$node")" "$proxied" ||
+        fail "no kubeconfig through the proxy"
     rollout_start_agent "$node" "$proxied"
 }
-
-rollout_proxy_is() { [[ "$(cat "$T/proxy.state")" == "$1" ]]; }
 
 rollout_overlap() {
     python3 "$SHIMKEEPER_SOURCE_DIR/tests/support/txn_overlap.py" "$ROLLOUT_STEPS" "$@"
