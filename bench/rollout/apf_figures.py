@@ -14,7 +14,7 @@ import sys
 
 SAMPLE = re.compile(r'^(\w+)\{([^}]*)\} (\S+)$')
 LABEL = re.compile(r'(\w+)="([^"]*)"')
-OURS = ("shimkeeper-coordinator", "shimkeeper-node")
+OURS = ("shimkeeper-election", "shimkeeper-coordinator", "shimkeeper-node")
 
 
 def read(path):

@@ -3,17 +3,19 @@
 # server says it: every response carries the UIDs of the FlowSchema and the priority level that
 # classified the request (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID),
 # compared here with those of deploy/50-flowschema.yaml's objects:
-#   - the coordinator's election Lease (created, renewed) and its grant of a slot Lease land on
-#     shimkeeper-coordinator, ahead of the built-in leader-election level;
+#   - the coordinator's election (reading and renewing its Lease, by GET and merge patch) lands
+#     on shimkeeper-election, a level of its own; its grants of slot Leases (create, update,
+#     delete) on shimkeeper-coordinator, ahead of the built-in leader-election level; and it may
+#     patch no slot Lease, which would put a grant on the election's level;
 #   - a node agent's requests, with the kubelet's credential (client certificate,
 #     system:node:NAME) and with a shimkeeper-node token bound to its Node: reading the Shims and
 #     its slot Leases, and patching its own Node (its slot's side), land on shimkeeper-node;
 #   - the same kubelet credential's own traffic (its Node's status, its Lease in kube-node-lease,
 #     listing its Pods, reading its Node) stays on the built-in levels, never shimkeeper's;
 #   - the coordinator's other requests (reading Shims) land on workload-high;
-#   - a real `shimkeeper coordinate` leading: the API server counts its election's requests
-#     (apiserver_flowcontrol_dispatched_requests_total) on shimkeeper-coordinator-leases, and
-#     they grow with its renewals.
+#   - a real `shimkeeper coordinate` leading: the API server counts its renewals
+#     (apiserver_flowcontrol_dispatched_requests_total) on shimkeeper-coordinator-election, and
+#     they grow with its renewals while the slot Leases' schema counts none of them.
 # seconds-about: 30
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
@@ -30,7 +32,7 @@ while read -r uid name; do schema_by_uid[$uid]=$name; done < <(kube_admin get fl
     -o jsonpath='{range .items[*]}{.metadata.uid} {.metadata.name}{"\n"}{end}')
 while read -r uid name; do level_by_uid[$uid]=$name; done < <(kube_admin get \
     prioritylevelconfigurations -o jsonpath='{range .items[*]}{.metadata.uid} {.metadata.name}{"\n"}{end}')
-for name in shimkeeper-coordinator-leases shimkeeper-node shimkeeper; do
+for name in shimkeeper-coordinator-election shimkeeper-coordinator-leases shimkeeper-node shimkeeper; do
     [[ -n $(kube_admin get flowschema "$name" -o jsonpath='{.metadata.uid}') ]] ||
         fail "deploy/ has no FlowSchema $name"
 done
@@ -90,15 +92,26 @@ kube_shim_yaml demo http://127.0.0.1:1/demo.tar.gz "$(printf '0%.0s' {1..64})" |
 leases=/apis/coordination.k8s.io/v1/namespaces/$ns/leases
 now() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
 
-echo "--- the coordinator: election and grants on shimkeeper-coordinator"
+echo "--- the coordinator: its election on shimkeeper-election, its grants on shimkeeper-coordinator"
 lands "the coordinator creates its election Lease" shimkeeper-coordinator-leases shimkeeper-coordinator \
     "$coordinator" POST "$leases" "${posted[@]}" -d "$(jq -cn --arg now "$(now)" '{apiVersion:
         "coordination.k8s.io/v1", kind: "Lease", metadata: {name: "shimkeeper-coordinator"},
         spec: {holderIdentity: "coord-1", leaseDurationSeconds: 15, acquireTime: $now,
                renewTime: $now, leaseTransitions: 0}}')"
-renewal=$(jq -c --arg now "$(now)" '.spec.renewTime = $now' "$KUBE_DIR/body")
-lands "the coordinator renews its election Lease" shimkeeper-coordinator-leases shimkeeper-coordinator \
-    "$coordinator" PUT "$leases/shimkeeper-coordinator" "${posted[@]}" -d "$renewal"
+lands "the coordinator reads its election Lease" shimkeeper-coordinator-election shimkeeper-election \
+    "$coordinator" GET "$leases/shimkeeper-coordinator"
+# The renewal as kubeapi/leader_election.cpp sends it: a merge patch carrying the version read
+# (renewTime to the microsecond, so that each one changes the Lease).
+read_lease=$(<"$KUBE_DIR/body")
+renewal() {
+    jq -c --arg now "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)" '{metadata: {resourceVersion:
+        .metadata.resourceVersion}, spec: (.spec | .renewTime = $now)}' <<<"$read_lease"
+}
+lands "the coordinator renews its election Lease" shimkeeper-coordinator-election shimkeeper-election \
+    "$coordinator" PATCH "$leases/shimkeeper-coordinator" "${merge[@]}" -d "$(renewal)"
+got=$(classified "$coordinator" PATCH "$leases/shimkeeper-coordinator" "${merge[@]}" -d "$(renewal)")
+[[ $got == *" 409" ]] || fail "a renewal with a version already overwritten was answered: $got"
+echo "ok: a renewal carrying an old resourceVersion is refused (409), as a PUT's would be"
 lands "the coordinator grants slot demo-slot-0 to node-x" shimkeeper-coordinator-leases \
     shimkeeper-coordinator "$coordinator" POST "$leases" "${posted[@]}" -d "$(jq -cn '{
         apiVersion: "coordination.k8s.io/v1", kind: "Lease",
@@ -107,6 +120,11 @@ lands "the coordinator grants slot demo-slot-0 to node-x" shimkeeper-coordinator
                                  "shim.containerd.x-k8s.io/uid": "u-1",
                                  "shim.containerd.x-k8s.io/generation": "1"}},
         spec: {holderIdentity: "node-x", leaseDurationSeconds: 15}}')"
+got=$(classified "$coordinator" PATCH "$leases/demo-slot-0" "${merge[@]}" \
+    -d '{"spec": {"leaseDurationSeconds": 16}}')
+[[ $got == *" 403" ]] ||
+    fail "the coordinator patched slot demo-slot-0 (a grant on the election's level): $got"
+echo "ok: the coordinator may not patch a slot Lease (403), so none of its grants is an election request"
 lands "the coordinator frees slot demo-slot-0" shimkeeper-coordinator-leases shimkeeper-coordinator \
     "$coordinator" DELETE "$leases/demo-slot-0"
 lands "the coordinator reads the Shims" shimkeeper workload-high \
@@ -151,14 +169,19 @@ dispatched() {
         END { printf "%d\n", sum }'
 }
 kube_admin -n $ns delete lease shimkeeper-coordinator >/dev/null
-before=$(dispatched shimkeeper-coordinator-leases)
 coordinator_start coord-1
 kube_wait_for 60 coordinator_elected || fail "coord-1 never led: $(tail -n 5 "$T/coord-1.log")"
-led=$(dispatched shimkeeper-coordinator-leases)
-((led > before)) || fail "coord-1 leads, but no request of its went through shimkeeper-coordinator-leases"
-renewed() { (($(dispatched shimkeeper-coordinator-leases) >= led + 2)); }
-kube_wait_for 30 renewed ||
-    fail "coord-1's renewals are not counted on shimkeeper-coordinator-leases ($led, then $(dispatched shimkeeper-coordinator-leases))"
-echo "ok: coord-1 leads; its election's requests went through shimkeeper-coordinator-leases" \
-    "($((led - before)) to lead, more as it renews)"
+led=$(dispatched shimkeeper-coordinator-election)
+renewed() { (($(dispatched shimkeeper-coordinator-election) >= led + $1)); }
+kube_wait_for 30 renewed 1 ||
+    fail "coord-1's renewals are not counted on shimkeeper-coordinator-election ($led, then $(dispatched shimkeeper-coordinator-election))"
+# Its term's list and watch of the Leases came before its first renewal; from here no Shim
+# rolls, so only the election could send requests about Leases.
+slots=$(dispatched shimkeeper-coordinator-leases)
+kube_wait_for 30 renewed 3 ||
+    fail "coord-1's renewals stopped being counted on shimkeeper-coordinator-election"
+(($(dispatched shimkeeper-coordinator-leases) == slots)) ||
+    fail "coord-1's renewals went through shimkeeper-coordinator-leases too ($slots, then $(dispatched shimkeeper-coordinator-leases))"
+echo "ok: coord-1 leads; its renewals went through shimkeeper-coordinator-election," \
+    "$(($(dispatched shimkeeper-coordinator-election) - led)) so far, none through the slots' schema"
 echo "PASS"

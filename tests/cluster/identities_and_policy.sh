@@ -670,9 +670,13 @@ pass "node-a-bound: classified by FlowSchema shimkeeper-node (level shimkeeper-n
 pass "coordinator: classified by FlowSchema shimkeeper (workload-high)"
 [[ $(flow_of coordinator \
     /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases/shimkeeper-coordinator) == \
+    $(uid_of shimkeeper-coordinator-election) ]] ||
+    fail "the coordinator's read of its election Lease was not classified by shimkeeper-coordinator-election"
+pass "coordinator: its election Lease by FlowSchema shimkeeper-coordinator-election (level shimkeeper-election)"
+[[ $(flow_of coordinator /apis/coordination.k8s.io/v1/namespaces/shimkeeper-system/leases) == \
     $(uid_of shimkeeper-coordinator-leases) ]] ||
-    fail "the coordinator's Lease request was not classified by shimkeeper-coordinator-leases"
-pass "coordinator: its election Lease by FlowSchema shimkeeper-coordinator-leases (level shimkeeper-coordinator)"
+    fail "the coordinator's list of the slot Leases was not classified by shimkeeper-coordinator-leases"
+pass "coordinator: the slot Leases by FlowSchema shimkeeper-coordinator-leases (level shimkeeper-coordinator)"
 
 echo "--- a node labels itself ready for a Shim that does not select it (a coordinator runs)"
 # Shim hard is meant for pool b. node-a is not in it, yet its credential may write the readiness

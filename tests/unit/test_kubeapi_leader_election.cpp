@@ -59,7 +59,7 @@ TEST(KubeapiLeaderElection, ALeaseAnotherRenewedRecentlyIsNotTaken) {
     EXPECT_EQ(elector.try_acquire_or_renew(api, t0), false);
     EXPECT_EQ(elector.try_acquire_or_renew(api, t0 + seconds(14)), false);
     EXPECT_EQ(spec_of(api).value("holderIdentity", ""), "node-b");
-    EXPECT_TRUE(api.calls_of("update").empty()) << "a held lease is not written";
+    EXPECT_TRUE(api.calls_of("merge_patch").empty()) << "a held lease is not written";
     EXPECT_EQ(elector.observed_holder(), "node-b");
     EXPECT_FALSE(elector.is_leader(t0 + seconds(14)));
 }
@@ -115,7 +115,8 @@ TEST(KubeapiLeaderElection, TheLeaderRenewsItsOwnLeaseWithoutATransition) {
     EXPECT_NE(lease["metadata"].value("resourceVersion", ""), version) << "written again";
     EXPECT_EQ(lease["spec"].value("holderIdentity", ""), "node-a");
     EXPECT_EQ(lease["spec"].value("leaseTransitions", -1), 0);
-    EXPECT_EQ(api.calls_of("update", "leases").size(), 1u);
+    EXPECT_EQ(api.calls_of("merge_patch", "leases").size(), 1u) << "renewed by a patch";
+    EXPECT_TRUE(api.calls_of("update").empty()) << "never by a PUT (its priority level)";
     EXPECT_TRUE(elector.is_leader(t0 + seconds(17))) << "the renew deadline runs from the renewal";
 }
 
@@ -142,9 +143,41 @@ TEST(KubeapiLeaderElection, AWatchedLeaderWhoseCopyIsStaleReadsAgainAndRenews) {
                                 {{"metadata", {{"labels", {{"touched", "yes"}}}}}}));
     api.clear_calls();
     EXPECT_EQ(elector.try_acquire_or_renew(api, t0 + seconds(2)), true);
-    EXPECT_EQ(api.calls(), (std::vector<FakeApiClient::Call>{{"update", "leases", k_lease},
+    EXPECT_EQ(api.calls(), (std::vector<FakeApiClient::Call>{{"merge_patch", "leases", k_lease},
                                                              {"get", "leases", k_lease},
-                                                             {"update", "leases", k_lease}}));
+                                                             {"merge_patch", "leases", k_lease}}));
+    EXPECT_EQ(spec_of(api).value("holderIdentity", ""), "node-a");
+    EXPECT_EQ(spec_of(api).value("leaseTransitions", -1), 0) << "still the same term";
+}
+
+TEST(KubeapiLeaderElection, AfterARenewalWithNoAnswerTheLeaderReadsBeforeWriting) {
+    FakeApiClient api;
+    LeaderElector elector(settings_for("node-a"));
+    elector.observe(std::nullopt);
+    const auto t0 = Clock::now();
+    ASSERT_EQ(elector.try_acquire_or_renew(api, t0), true);
+    api.fail_next("merge_patch", "leases", util::Error(util::ErrorCode::network, "timed out"));
+    const auto timed_out = elector.try_acquire_or_renew(api, t0 + seconds(2));
+    ASSERT_FALSE(timed_out);
+    EXPECT_EQ(timed_out.error().code(), util::ErrorCode::network);
+    api.clear_calls();
+    EXPECT_EQ(elector.try_acquire_or_renew(api, t0 + seconds(4)), true);
+    EXPECT_EQ(api.calls(), (std::vector<FakeApiClient::Call>{{"get", "leases", k_lease},
+                                                             {"merge_patch", "leases", k_lease}}))
+        << "the unanswered write may have moved the version: read it, then write once";
+}
+
+TEST(KubeapiLeaderElection, ACandidateWithAStaleVersionDoesNotOverwriteTheWinner) {
+    FakeApiClient api;
+    api.put(leases_resource(), k_ns, lease_held_by("", 1)); // vacant: released
+    LeaderElector a(settings_for("node-a"));
+    LeaderElector b(settings_for("node-b"));
+    a.observe(api.find(leases_resource(), k_ns, k_lease));
+    b.observe(api.find(leases_resource(), k_ns, k_lease));
+    const auto t0 = Clock::now();
+    EXPECT_EQ(a.try_acquire_or_renew(api, t0), true);
+    EXPECT_EQ(b.try_acquire_or_renew(api, t0), false)
+        << "b's copy is the vacant version a wrote over: its patch carries it and gets 409";
     EXPECT_EQ(spec_of(api).value("holderIdentity", ""), "node-a");
 }
 

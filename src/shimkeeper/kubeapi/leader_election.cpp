@@ -20,6 +20,22 @@ json LeaderElector::spec_for_us(const json& old_spec) const {
     return spec;
 }
 
+// A merge patch, not a PUT, so that the API server's priority and fairness can tell the
+// election from the slot Leases by verb (deploy/helm/shimkeeper/templates/50-flowschema.yaml:
+// the coordinator gets and patches no other Lease). Its resourceVersion keeps the PUT's
+// precondition: a Lease written since `lease` was read answers 409.
+util::Expected<json> LeaderElector::write_spec(ApiClient& client, const json& lease,
+                                               const json& spec) const {
+    const std::string version =
+        lease.value("metadata", json::object()).value("resourceVersion", "");
+    if (version.empty()) {
+        return util::fail(util::ErrorCode::internal,
+                          "the Lease " + m_settings.name + " as read has no resourceVersion");
+    }
+    json patch = {{"metadata", {{"resourceVersion", version}}}, {"spec", spec}};
+    return client.merge_patch(leases_resource(), m_settings.ns, m_settings.name, patch);
+}
+
 util::Expected<bool> LeaderElector::create_lease(ApiClient& client, Clock::time_point now) {
     std::string stamp = micro_time(std::chrono::system_clock::now());
     json lease = {{"apiVersion", "coordination.k8s.io/v1"},
@@ -87,10 +103,13 @@ util::Expected<bool> LeaderElector::judge_and_write(ApiClient& client, json leas
     if (held_by_other && now < m_observed_at + duration) {
         return false;
     }
-    lease["spec"] = spec_for_us(spec);
-    auto written = client.update(leases_resource(), m_settings.ns, lease);
+    auto written = write_spec(client, lease, spec_for_us(spec));
     if (!written) {
         if (written.error().code() != util::ErrorCode::conflict) {
+            // A write that got no answer may have landed: our copy's version may be gone, so
+            // the next round reads first (two requests) instead of writing a stale version,
+            // reading on its 409 and writing again (three).
+            m_known_stale = m_watched;
             return std::unexpected(std::move(written).error());
         }
         // Our copy was older than the Lease. A leader must not lose its term to that: read and
@@ -164,11 +183,12 @@ util::Expected<void> LeaderElector::release(ApiClient& client) {
         return {}; // someone else holds it already
     }
     std::string now = micro_time(std::chrono::system_clock::now());
-    spec["holderIdentity"] = "";
-    spec["leaseDurationSeconds"] = 1;
-    spec["renewTime"] = now;
-    spec["acquireTime"] = now;
-    TRY(client.update(leases_resource(), m_settings.ns, lease));
+    json vacant = spec;
+    vacant["holderIdentity"] = "";
+    vacant["leaseDurationSeconds"] = 1;
+    vacant["renewTime"] = now;
+    vacant["acquireTime"] = now;
+    TRY(write_spec(client, lease, vacant));
     return {};
 }
 

@@ -6,7 +6,9 @@
 //     holder's clock and the renewTime it wrote are never compared with ours;
 //   - held by us, vacant (holderIdentity empty) or expired: write ourselves in with the read's
 //     resourceVersion (409: another candidate won, not leader this round); a new holder bumps
-//     leaseTransitions and sets acquireTime;
+//     leaseTransitions and sets acquireTime. The write is a merge patch that carries the
+//     version, not client-go's PUT: the same precondition, and a verb of its own for the API
+//     server's priority levels (write_spec);
 //   - leading ends when no renewal succeeded within renew_deadline (the caller must stop acting
 //     as leader then), and release() hands the lease over at once: holder cleared, duration 1 s.
 // Defaults are client-go's: lease 15 s, renew deadline 10 s, retry every 2 s. One round is one
@@ -16,7 +18,8 @@
 // a watch on the Lease (observe()), a round judges the watched copy and makes no request while
 // another agent's lease runs, and the leader renews with the resourceVersion of its own last
 // write. Every write keeps its precondition, so a stale copy can only cost a 409: a leader's
-// renewal then re-reads and tries once more; a candidate reads in its next round. Without
+// renewal then re-reads and tries once more; a candidate reads in its next round. A write that
+// got no answer (a timeout) may have landed, so the round after it reads first. Without
 // observe() every round reads the Lease, as client-go's does.
 #pragma once
 
@@ -66,6 +69,8 @@ private:
     util::Expected<bool> create_lease(ApiClient& client, Clock::time_point now);
     util::Expected<bool> judge_and_write(ApiClient& client, nlohmann::json lease,
                                          Clock::time_point now, bool reread_on_conflict);
+    util::Expected<nlohmann::json> write_spec(ApiClient& client, const nlohmann::json& lease,
+                                              const nlohmann::json& spec) const;
     util::Expected<bool> read_and_judge(ApiClient& client, Clock::time_point now);
     void note_record(const nlohmann::json& spec, Clock::time_point now);
     nlohmann::json spec_for_us(const nlohmann::json& old_spec) const;
