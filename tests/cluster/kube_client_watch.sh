@@ -10,7 +10,11 @@
 #     watch lists again (SYNCED);
 #   - a field selector as a node identity: only its own Node;
 #   - a watch on a connection of its own (the agent's slot watch) leaves no connection behind for
-#     the other watches to take: after its list, kube-probe holds none (and one without it).
+#     the other watches to take: after its list, kube-probe holds none (and one without it);
+#   - a watch list (the agent's slot watch: WatchSettings::stream_initial): the collection and
+#     then its changes on one request, which the API server counts as a WATCH and no LIST; and
+#     with the server's WatchList gate off (as Kubernetes 1.33 ships), refused with 422 and
+#     served by list + watch instead.
 set -euo pipefail
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/kube_harness.sh"
 probe=${SHIMKEEPER_BUILD_DIR:?}/tests/support/kube-probe
@@ -110,4 +114,43 @@ wait_line "$out" "MODIFIED node-a"
 wait "$probe_pid" || fail "node watch: $(cat "$KUBE_DIR/node.err")"
 ! grep -q 'node-b' "$out" || fail "node-a saw node-b"
 pass "node-a watched only its own Node"
+
+echo "--- a watch list: the collection, then its changes, on one request"
+# requests VERB: the API server's count of that verb on Leases, every code.
+requests() {
+    kube_get /metrics | awk -v verb="verb=\"$1\"" '/^apiserver_request_total\{/ &&
+        index($0, "resource=\"leases\"") && index($0, verb) { n += $NF } END { print n + 0 }'
+}
+lease_yaml() {
+    printf 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: %s, labels: {app: w}}\nspec: {holderIdentity: x}\n' "$1"
+}
+for i in 1 2; do lease_yaml "l$i" | kube_admin -n $ns create -f - >/dev/null; done
+lists=$(requests LIST) watches=$(requests WATCH)
+out=$KUBE_DIR/stream.out
+"$probe" "$admin" watch leases $ns 2 60 label=app=w stream=1 own=1 >"$out" \
+    2>"$KUBE_DIR/stream.err" &
+probe_pid=$!
+wait_line "$out" "SYNCED 2 l1 l2"
+lease_yaml l3 | kube_admin -n $ns create -f - >/dev/null
+wait_line "$out" "ADDED l3"
+wait "$probe_pid" || fail "the watch list: $(cat "$KUBE_DIR/stream.err")"
+grep -q '^lists=0 watches=1 ' "$out" || fail "not one streamed watch: $(tail -n 1 "$out")"
+(($(requests LIST) == lists)) || fail "the API server counted a LIST ($lists, then $(requests LIST))"
+(($(requests WATCH) == watches + 1)) ||
+    fail "the API server counted $(($(requests WATCH) - watches)) WATCH requests, not 1"
+pass "SYNCED l1 l2, then ADDED l3: one WATCH on the API server, no LIST"
+
+echo "--- a server with watch lists off: list + watch"
+kube_stop_pid "$KUBE_APISERVER_PID"
+KUBE_APISERVER_EXTRA_ARGS="--feature-gates=WatchList=false" \
+    kube_start_apiserver "$KUBE_APISERVER_PORT" "$KUBE_ETCD_PORT"
+kube_wait_for 120 kube_ready || fail "kube-apiserver did not come back with WatchList=false"
+out=$KUBE_DIR/no-stream.out
+"$probe" "$admin" watch leases $ns 1 60 label=app=w stream=1 own=1 >"$out" \
+    2>"$KUBE_DIR/no-stream.err" || fail "with WatchList off: $(cat "$KUBE_DIR/no-stream.err")"
+has_line "$out" "SYNCED 3 l1 l2 l3" || fail "with WatchList off: no SYNCED 3 l1 l2 l3"
+summary=$(tail -n 1 "$out")
+[[ $summary == "lists=1 watches=1 "*"HTTP 422"*"listing instead)" ]] ||
+    fail "with WatchList off, not a refused watch list and then a list: $summary"
+pass "refused with 422, then listed: $summary"
 echo "PASS"

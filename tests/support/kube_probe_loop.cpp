@@ -2,7 +2,7 @@
 //
 //   watch RES NS EVENTS DEADLINE-S [key=value...]   keys: label, field, timeout (min
 //       timeoutSeconds), resume (a resourceVersion to start from instead of listing), own=1
-//       (WatchSettings::own_connection)
+//       (WatchSettings::own_connection), stream=1 (WatchSettings::stream_initial)
 //     prints one line per event as it arrives: "SYNCED <count> <names...>", "ADDED <name>",
 //     "MODIFIED <name>", "DELETED <name>", and "WATCHING <n>" when the n-th watch request starts
 //     (rotation); after EVENTS event lines (SYNCED included) prints
@@ -103,6 +103,7 @@ int watch_command(kubeapi::Client& client, const std::vector<std::string>& args)
     settings.field_selector = options["field"];
     settings.resume_from = options["resume"];
     settings.own_connection = options["own"] == "1";
+    settings.stream_initial = options["stream"] == "1";
     settings.page_limit = 2; // several pages even for a handful of objects
     settings.backoff_initial = std::chrono::milliseconds(200);
     if (!options["timeout"].empty()) {

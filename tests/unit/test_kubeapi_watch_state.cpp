@@ -194,6 +194,92 @@ TEST(KubeWatchState, GarbageLineRestartsWithBackoff) {
     EXPECT_GT(state.delay(), 0ms);
 }
 
+WatchState make_streaming_state() {
+    WatchSettings settings;
+    settings.stream_initial = true;
+    return make_state(settings);
+}
+
+constexpr std::string_view k_initial_end =
+    R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"30",)"
+    R"("annotations":{"k8s.io/initial-events-end":"true"}}}})";
+
+TEST(KubeWatchState, AWatchListStreamsTheCollectionThenWatchesOnOneRequest) {
+    auto state = make_streaming_state();
+    EXPECT_EQ(state.phase(), WatchState::Phase::initial);
+    EXPECT_TRUE(state.streams()) << "the first request is already the stream";
+    const std::string query = state.next_query();
+    EXPECT_TRUE(contains(query, "watch=true")) << query;
+    EXPECT_TRUE(contains(query, "sendInitialEvents=true")) << query;
+    EXPECT_TRUE(contains(query, "resourceVersionMatch=NotOlderThan")) << query;
+    EXPECT_FALSE(contains(query, "resourceVersion=")) << "a consistent read: no version";
+    EXPECT_FALSE(contains(query, "limit=")) << query;
+
+    auto a = state.on_watch_line(
+        R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"21"}}})");
+    auto b = state.on_watch_line(
+        R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"25"}}})");
+    EXPECT_FALSE(a.event) << "the collection is told whole, not object by object";
+    EXPECT_FALSE(b.event);
+    auto end = state.on_watch_line(k_initial_end);
+    ASSERT_TRUE(end.event);
+    EXPECT_FALSE(end.restart) << "the same stream goes on as the watch";
+    EXPECT_EQ(end.event->kind, Kind::synced);
+    ASSERT_EQ(end.event->items.size(), 2u);
+    EXPECT_EQ(end.event->items[1]["metadata"]["name"], "b");
+    EXPECT_EQ(state.phase(), WatchState::Phase::watch);
+    EXPECT_EQ(state.resource_version(), "30");
+    EXPECT_EQ(state.lists_started(), 0u);
+
+    auto later = state.on_watch_line(
+        R"({"type":"ADDED","object":{"metadata":{"name":"c","resourceVersion":"31"}}})");
+    ASSERT_TRUE(later.event) << "after the bookmark, events are events";
+    EXPECT_EQ(later.event->kind, Kind::added);
+
+    state.on_stream_end(5s, true); // rotation: watch on from 31, nothing streamed again
+    EXPECT_TRUE(contains(state.next_query(), "resourceVersion=31"));
+}
+
+TEST(KubeWatchState, AServerWithoutWatchListsGetsListAndWatch) {
+    auto state = make_streaming_state();
+    state.next_query();
+    state.on_http_error(ApiStatus{422, "Invalid",
+                                  "sendInitialEvents is forbidden for watch "
+                                  "unless the WatchList feature gate is enabled"});
+    EXPECT_EQ(state.phase(), WatchState::Phase::list);
+    EXPECT_EQ(state.delay(), 0ms) << "listed at once: the refusal is an answer, not a failure";
+    EXPECT_EQ(state.next_query(), "?labelSelector=app%3Dw&limit=2");
+    ASSERT_TRUE(list_last_page(state, "40"));
+    state.on_http_error(ApiStatus{410, "Expired", "too old"});
+    EXPECT_EQ(state.phase(), WatchState::Phase::list) << "once refused, lists from then on";
+}
+
+TEST(KubeWatchState, AWatchListCutShortIsStreamedAgainWholeAfterAPause) {
+    auto state = make_streaming_state();
+    state.next_query();
+    state.on_watch_line(
+        R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"21"}}})");
+    state.on_stream_end(2s, true);
+    EXPECT_EQ(state.phase(), WatchState::Phase::initial);
+    EXPECT_GT(state.delay(), 0ms);
+    state.next_query();
+    state.on_watch_line(
+        R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"22"}}})");
+    auto end = state.on_watch_line(k_initial_end);
+    ASSERT_TRUE(end.event);
+    ASSERT_EQ(end.event->items.size(), 1u) << "only what the second stream sent";
+    EXPECT_EQ(end.event->items[0]["metadata"]["name"], "b");
+}
+
+TEST(KubeWatchState, GoneDuringAWatchStreamsTheCollectionAgain) {
+    auto state = make_streaming_state();
+    state.next_query();
+    ASSERT_TRUE(state.on_watch_line(k_initial_end).event);
+    state.on_http_error(ApiStatus{410, "Expired", "too old"});
+    EXPECT_EQ(state.phase(), WatchState::Phase::initial);
+    EXPECT_TRUE(contains(state.next_query(), "sendInitialEvents=true"));
+}
+
 TEST(KubeRetryBackoff, GrowsCapsAndJitters) {
     EXPECT_EQ(retry_backoff(0, 1s, 30s, 0.5), 0ms);
     EXPECT_EQ(retry_backoff(1, 1s, 30s, 1.0), 1000ms);

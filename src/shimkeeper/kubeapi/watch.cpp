@@ -59,7 +59,7 @@ void Watch::launch() {
         curl_easy_setopt((*transfer)->easy.get(), CURLOPT_FRESH_CONNECT, 1L);
         m_fresh_connection_next = false;
     }
-    bool streaming = m_state.phase() == WatchState::Phase::watch;
+    bool streaming = m_state.streams();
     if (streaming) {
         (*transfer)->on_data = [this](std::string_view data) {
             return on_data(data);

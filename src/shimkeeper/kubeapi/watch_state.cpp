@@ -9,6 +9,7 @@ using nlohmann::json;
 
 WatchState::WatchState(WatchSettings settings, std::uint32_t seed)
     : m_settings(std::move(settings)), m_rng(seed) {
+    m_phase = first_phase();
     if (!m_settings.resume_from.empty()) {
         m_phase = Phase::watch;
         m_resource_version = m_settings.resume_from;
@@ -41,9 +42,32 @@ std::string WatchState::next_query() {
     ++m_watches;
     query.emplace_back("watch", "true");
     query.emplace_back("allowWatchBookmarks", "true");
-    query.emplace_back("resourceVersion", m_resource_version);
+    if (m_phase == Phase::initial) {
+        // No resourceVersion: the collection as of a consistent read, then what follows it.
+        query.emplace_back("sendInitialEvents", "true");
+        query.emplace_back("resourceVersionMatch", "NotOlderThan");
+    } else {
+        query.emplace_back("resourceVersion", m_resource_version);
+    }
     query.emplace_back("timeoutSeconds", std::to_string(timeout));
     return to_query(query);
+}
+
+std::optional<WatchEvent> WatchState::on_initial_line(const std::string& type, json& object) {
+    if (type == "ADDED") {
+        m_items.push_back(std::move(object));
+        return std::nullopt;
+    }
+    const json annotations =
+        object.value("metadata", json::object()).value("annotations", json::object());
+    if (type != "BOOKMARK" || annotations.value("k8s.io/initial-events-end", "") != "true") {
+        return std::nullopt; // nothing else comes before the collection is whole
+    }
+    m_phase = Phase::watch;
+    WatchEvent synced;
+    synced.items = std::move(m_items);
+    m_items.clear();
+    return synced;
 }
 
 std::optional<WatchEvent> WatchState::on_list_page(std::string_view body) {
@@ -88,6 +112,9 @@ WatchState::LineOutcome WatchState::on_watch_line(std::string_view line) {
         }
     }
     succeeded();
+    if (m_phase == Phase::initial) {
+        return {on_initial_line(type, object), false};
+    }
     WatchEvent out;
     if (type == "ADDED") {
         out.kind = WatchEvent::Kind::added;
@@ -103,6 +130,11 @@ WatchState::LineOutcome WatchState::on_watch_line(std::string_view line) {
 }
 
 void WatchState::on_stream_end(std::chrono::milliseconds lasted, bool had_lines) {
+    if (m_phase == Phase::initial) {
+        m_items.clear(); // streamed again whole, after a pause: no hot loop on a server cutting it
+        failed("the watch list ended before the whole collection came");
+        return;
+    }
     if (!had_lines && lasted < std::chrono::seconds(1)) {
         failed("the server ended the watch at once");
         return;
@@ -120,7 +152,15 @@ void WatchState::on_http_error(const ApiStatus& status) {
     if (!status.message.empty()) {
         problem += ": " + status.message;
     }
-    if (m_phase == Phase::list) { // a failed page: the list starts over
+    if (m_phase == Phase::initial && (status.http_code == 400 || status.http_code == 422)) {
+        // A server without watch lists (or with them off) refuses the parameters: list + watch,
+        // from now on, at once.
+        m_settings.stream_initial = false;
+        m_last_problem = std::move(problem) + " (a watch list; listing instead)";
+        relist();
+        return;
+    }
+    if (m_phase != Phase::watch) { // a failed page or initial stream: the list starts over
         m_continue.clear();
         m_items.clear();
     }
@@ -129,7 +169,7 @@ void WatchState::on_http_error(const ApiStatus& status) {
 }
 
 void WatchState::on_transport_error(std::string problem) {
-    if (m_phase == Phase::list) {
+    if (m_phase != Phase::watch) {
         m_continue.clear();
         m_items.clear();
     }
@@ -137,7 +177,7 @@ void WatchState::on_transport_error(std::string problem) {
 }
 
 void WatchState::relist() {
-    m_phase = Phase::list;
+    m_phase = first_phase();
     m_resource_version.clear();
     m_continue.clear();
     m_items.clear();

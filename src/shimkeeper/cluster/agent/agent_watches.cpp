@@ -43,6 +43,9 @@ util::Expected<void> AgentWatches::open_slot_watch() {
     own_slots.label_selector =
         std::string(model::k_slot_holder_label) + "=" + model::holder_label_value(m_node_name);
     own_slots.own_connection = true; // closed when idle: the API server must see it go
+    // Opened for every rollout the node waits in: one request (and one TLS handshake) that
+    // streams the node's slots and then watches them, instead of a list and a watch.
+    own_slots.stream_initial = true;
     auto watch = std::make_unique<kubeapi::Watch>(
         m_lease_client->connection(), *m_loop, kubeapi::leases_resource(), m_namespace,
         std::move(own_slots), [this](const kubeapi::WatchEvent& event) {
