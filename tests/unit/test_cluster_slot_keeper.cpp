@@ -247,6 +247,32 @@ TEST_F(SlotKeeperTest, AMarkCarriedByAnotherWriteIsConfirmedOnlyByReadingTheGran
     EXPECT_TRUE(why_slot_not_committed(revoked, std::chrono::steady_clock::now()));
 }
 
+// Past its point of no return a slot is kept by the coordinator for a lease plus the allowance its
+// confirmed mark states: the renewal rounds leave it alone until that allowance has passed.
+TEST_F(SlotKeeperTest, AConfirmedMarkNeedsNoRenewalUntilTheAllowanceItStatesHasPassed) {
+    using std::chrono::seconds;
+    const json lease = grant(k_me);
+    auto held = adopt(lease).value();
+    EXPECT_TRUE(renewal_due(held, std::chrono::steady_clock::now())) << "not taken yet";
+    held = take(lease);
+    EXPECT_TRUE(renewal_due(held, held.confirmed)) << "taken, not past its point of no return";
+
+    held.committing = seconds(40); // the gate asks for the mark: the next round carries it
+    EXPECT_TRUE(renewal_due(held, held.confirmed)) << "a mark asked for, not confirmed";
+    const auto sent = held.confirmed + seconds(1);
+    ASSERT_TRUE(keeper.confirm_written(held, SlotKeeper::renewed_hold(held), sent));
+    EXPECT_FALSE(renewal_due(held, sent));
+    EXPECT_FALSE(renewal_due(held, sent + seconds(39)));
+    EXPECT_TRUE(renewal_due(held, sent + seconds(40))) << "the allowance has passed";
+
+    held.committing = seconds(60); // a longer mark asked for than the one confirmed
+    EXPECT_TRUE(renewal_due(held, sent));
+
+    held.committing = held.confirmed_committing = model::k_max_commit_allowance + seconds(600);
+    EXPECT_TRUE(renewal_due(held, sent + model::k_max_commit_allowance))
+        << "the coordinator honours no mark beyond k_max_commit_allowance";
+}
+
 TEST_F(SlotKeeperTest, ARefusedWriteIsAnErrorAndAWarningEventAboutTheShim) {
     target.shim = "refused-here"; // the notices are per process: a Shim of this test alone
     const json lease = grant(k_me);

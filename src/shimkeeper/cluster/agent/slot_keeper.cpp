@@ -215,6 +215,14 @@ std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
     return std::nullopt;
 }
 
+bool renewal_due(const HeldSlot& held, std::chrono::steady_clock::time_point now) {
+    if (!held.taken() || held.confirmed_committing.count() <= 0 ||
+        held.committing > held.confirmed_committing) {
+        return true;
+    }
+    return now - held.confirmed >= std::min(held.confirmed_committing, model::k_max_commit_allowance);
+}
+
 model::SlotHold SlotKeeper::released_hold(const HeldSlot& held) {
     model::SlotHold hold = held.hold;
     hold.done = true;
@@ -338,6 +346,9 @@ void SlotRenewal::renew_round(const std::atomic<bool>& stopping) {
         }
         if (held.gone) {
             continue; // deleted or granted anew: renewing it could only fail
+        }
+        if (!renewal_due(held, std::chrono::steady_clock::now())) {
+            continue; // past its point of no return, within the allowance its mark states
         }
         // A failed renewal is retried next period; the slot expires only if every renewal
         // within a lease fails, and then another node may take it: that is the rule, and the

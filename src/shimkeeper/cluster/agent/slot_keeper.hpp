@@ -76,6 +76,15 @@ std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
 std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
                                                   std::chrono::steady_clock::time_point now);
 
+// Whether a renewal round renews `held` at `now`: yes, unless its committing mark is confirmed
+// and the allowance it states (at most model::k_max_commit_allowance) has not passed since that
+// write was sent. Past its point of no return a transaction checks no freshness, and the
+// coordinator keeps the slot free_after plus the mark after it saw the write (slot_lease.hpp),
+// so a renewal in the first round after the allowance keeps the usual margin
+// (free_after - renew_every) and the ones before it would be Node writes and grant reads for
+// nothing; a slot whose mark is asked for but not confirmed yet is always renewed.
+bool renewal_due(const HeldSlot& held, std::chrono::steady_clock::time_point now);
+
 // Pure: why `current` (the grant as the API server has it now) is no longer the slot this node
 // took, `held`: another holder or grant, failed, or revoked. nullopt: still this node's.
 std::optional<std::string> why_not_held(const model::SlotLease& current, const HeldSlot& held,
