@@ -13,8 +13,7 @@
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
-"$SHIMKEEPER" -o json version | grep -q '"fault_points"' ||
-    { echo "skip: $SHIMKEEPER is not a -DSHIMKEEPER_FAULT_INJECTION=ON build (steps are recorded through it)"; exit 77; }
+rollout_require_fault_build
 export SHIMKEEPER_FAULT_SWITCH=${ROLLOUT_COORDINATOR_SWITCHES:-holds-unseen}
 rollout_testbed
 unset SHIMKEEPER_FAULT_SWITCH

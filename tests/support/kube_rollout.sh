@@ -8,6 +8,8 @@
 #                                  two `shimkeeper coordinate` candidates running (coord-1, coord-2:
 #                                  coordinator_process.sh), or skip (77) without the peers or
 #                                  containerd
+#   rollout_require_fault_build    skip (77) unless $SHIMKEEPER is a -DSHIMKEEPER_FAULT_INJECTION=ON
+#                                  build (ROLLOUT_STEPS records the steps through it)
 #   pass MSG                       a step done
 #   expect_failure BUILD WHAT MESSAGE CMD...   CMD (a check, WHAT) must fail on the broken BUILD
 #                                  ("rollout", "coordinator") and say MESSAGE; tests of the checks
@@ -71,6 +73,11 @@ declare -A ROLLOUT_PIDS=()
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/coordinator_process.sh"
 
 pass() { echo "ok: $*"; }
+
+rollout_require_fault_build() {
+    "$SHIMKEEPER" -o json version | grep -q '"fault_points"' ||
+        skip "$SHIMKEEPER is not a -DSHIMKEEPER_FAULT_INJECTION=ON build (steps are recorded through it)"
+}
 
 expect_failure() {
     local build=$1 what=$2 message=$3 out
