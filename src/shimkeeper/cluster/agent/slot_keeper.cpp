@@ -220,7 +220,8 @@ bool renewal_due(const HeldSlot& held, std::chrono::steady_clock::time_point now
         held.committing > held.confirmed_committing) {
         return true;
     }
-    return now - held.confirmed >= std::min(held.confirmed_committing, model::k_max_commit_allowance);
+    return now - held.confirmed >=
+           std::min(held.confirmed_committing, model::k_max_commit_allowance);
 }
 
 model::SlotHold SlotKeeper::released_hold(const HeldSlot& held) {
