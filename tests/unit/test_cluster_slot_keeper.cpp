@@ -248,28 +248,31 @@ TEST_F(SlotKeeperTest, AMarkCarriedByAnotherWriteIsConfirmedOnlyByReadingTheGran
 }
 
 // Past its point of no return a slot is kept by the coordinator for a lease plus the allowance its
-// confirmed mark states: the renewal rounds leave it alone until that allowance has passed.
-TEST_F(SlotKeeperTest, AConfirmedMarkNeedsNoRenewalUntilTheAllowanceItStatesHasPassed) {
+// confirmed mark states: once the transaction changes (past its last freshness check), the renewal
+// rounds leave it alone until that allowance has passed; before, every round renews.
+TEST_F(SlotKeeperTest, AConfirmedMarkNeedsNoRenewalWhileChangingUntilItsAllowanceHasPassed) {
     using std::chrono::seconds;
     const json lease = grant(k_me);
     auto held = adopt(lease).value();
-    EXPECT_TRUE(renewal_due(held, std::chrono::steady_clock::now())) << "not taken yet";
+    EXPECT_TRUE(renewal_due(held, true, std::chrono::steady_clock::now())) << "not taken yet";
     held = take(lease);
-    EXPECT_TRUE(renewal_due(held, held.confirmed)) << "taken, not past its point of no return";
+    EXPECT_TRUE(renewal_due(held, true, held.confirmed)) << "taken, no mark";
 
     held.committing = seconds(40); // the gate asks for the mark: the next round carries it
-    EXPECT_TRUE(renewal_due(held, held.confirmed)) << "a mark asked for, not confirmed";
+    EXPECT_TRUE(renewal_due(held, true, held.confirmed)) << "a mark asked for, not confirmed";
     const auto sent = held.confirmed + seconds(1);
     ASSERT_TRUE(keeper.confirm_written(held, SlotKeeper::renewed_hold(held), sent));
-    EXPECT_FALSE(renewal_due(held, sent));
-    EXPECT_FALSE(renewal_due(held, sent + seconds(39)));
-    EXPECT_TRUE(renewal_due(held, sent + seconds(40))) << "the allowance has passed";
+    EXPECT_TRUE(renewal_due(held, false, sent + seconds(5)))
+        << "the last freshness check is still to come (after the write-ahead)";
+    EXPECT_FALSE(renewal_due(held, true, sent));
+    EXPECT_FALSE(renewal_due(held, true, sent + seconds(39)));
+    EXPECT_TRUE(renewal_due(held, true, sent + seconds(40))) << "the allowance has passed";
 
     held.committing = seconds(60); // a longer mark asked for than the one confirmed
-    EXPECT_TRUE(renewal_due(held, sent));
+    EXPECT_TRUE(renewal_due(held, true, sent));
 
     held.committing = held.confirmed_committing = model::k_max_commit_allowance + seconds(600);
-    EXPECT_TRUE(renewal_due(held, sent + model::k_max_commit_allowance))
+    EXPECT_TRUE(renewal_due(held, true, sent + model::k_max_commit_allowance))
         << "the coordinator honours no mark beyond k_max_commit_allowance";
 }
 

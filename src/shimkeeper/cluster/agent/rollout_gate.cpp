@@ -417,8 +417,12 @@ void RolloutGate::attach(reconcile::Node& node, ReportCarrying report) {
         }
         return mark_slots_committing();
     };
-    node.recheck_before_change = [this] {
-        return confirm_fresh_slots();
+    node.recheck_before_change = [this]() -> util::Expected<void> {
+        TRY(confirm_fresh_slots());
+        if (m_renewal) {
+            m_renewal->changes_begun(); // no freshness is checked after this one
+        }
+        return {};
     };
     node.refused_about = [this](const std::vector<std::string>& shims) {
         m_refused_about = shims;

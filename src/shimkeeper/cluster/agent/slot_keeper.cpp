@@ -215,8 +215,8 @@ std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
     return std::nullopt;
 }
 
-bool renewal_due(const HeldSlot& held, std::chrono::steady_clock::time_point now) {
-    if (!held.taken() || held.confirmed_committing.count() <= 0 ||
+bool renewal_due(const HeldSlot& held, bool changing, std::chrono::steady_clock::time_point now) {
+    if (!changing || !held.taken() || held.confirmed_committing.count() <= 0 ||
         held.committing > held.confirmed_committing) {
         return true;
     }
@@ -312,6 +312,11 @@ std::vector<HeldSlot> SlotRenewal::renew_committing(std::chrono::seconds allowan
     return m_held;
 }
 
+void SlotRenewal::changes_begun() {
+    std::lock_guard lock(m_mutex);
+    m_changes_begun = true;
+}
+
 std::vector<HeldSlot> SlotRenewal::Paused::held() const {
     std::lock_guard lock(m_renewal.m_mutex);
     return m_renewal.m_held;
@@ -331,9 +336,11 @@ void SlotRenewal::renew_round(const std::atomic<bool>& stopping) {
     // and the gate must still read how fresh each slot is meanwhile.
     std::vector<HeldSlot> renewing;
     bool committing_round = false;
+    bool changing = false;
     {
         std::lock_guard lock(m_mutex);
         committing_round = m_committing.count() > 0 && !m_committing_confirmed;
+        changing = m_changes_begun;
         renewing = m_held;
         for (HeldSlot& held : renewing) {
             held.committing = std::max(held.committing, m_committing);
@@ -348,8 +355,8 @@ void SlotRenewal::renew_round(const std::atomic<bool>& stopping) {
         if (held.gone) {
             continue; // deleted or granted anew: renewing it could only fail
         }
-        if (!renewal_due(held, std::chrono::steady_clock::now())) {
-            continue; // past its point of no return, within the allowance its mark states
+        if (!renewal_due(held, changing, std::chrono::steady_clock::now())) {
+            continue; // changing, within the allowance its confirmed mark states
         }
         // A failed renewal is retried next period; the slot expires only if every renewal
         // within a lease fails, and then another node may take it: that is the rule, and the

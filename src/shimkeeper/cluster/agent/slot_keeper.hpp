@@ -76,14 +76,16 @@ std::optional<std::string> why_slot_not_fresh(const HeldSlot& held,
 std::optional<std::string> why_slot_not_committed(const HeldSlot& held,
                                                   std::chrono::steady_clock::time_point now);
 
-// Whether a renewal round renews `held` at `now`: yes, unless its committing mark is confirmed
-// and the allowance it states (at most model::k_max_commit_allowance) has not passed since that
-// write was sent. Past its point of no return a transaction checks no freshness, and the
-// coordinator keeps the slot free_after plus the mark after it saw the write (slot_lease.hpp),
-// so a renewal in the first round after the allowance keeps the usual margin
-// (free_after - renew_every) and the ones before it would be Node writes and grant reads for
-// nothing; a slot whose mark is asked for but not confirmed yet is always renewed.
-bool renewal_due(const HeldSlot& held, std::chrono::steady_clock::time_point now);
+// Whether a renewal round renews `held` at `now`: yes, unless the transaction has begun its
+// changes (`changing`: past the gate's last freshness check, which comes after the write-ahead),
+// the slot's committing mark is confirmed, and the allowance it states (at most
+// model::k_max_commit_allowance) has not passed since that write was sent. Once changing, a
+// transaction checks no freshness, and the coordinator keeps the slot free_after plus the mark
+// after it saw the write (slot_lease.hpp), so a renewal in the first round after the allowance
+// keeps the usual margin (free_after - renew_every) and the ones before it would be Node writes
+// and grant reads for nothing. Before that last check, and for a mark asked for but not
+// confirmed yet, every round renews.
+bool renewal_due(const HeldSlot& held, bool changing, std::chrono::steady_clock::time_point now);
 
 // Pure: why `current` (the grant as the API server has it now) is no longer the slot this node
 // took, `held`: another holder or grant, failed, or revoked. nullopt: still this node's.
@@ -168,6 +170,10 @@ public:
     std::vector<HeldSlot> renew_committing(std::chrono::seconds allowance,
                                            std::chrono::milliseconds wait);
 
+    // The transaction passed its last freshness check and begins its changes: from now on
+    // renewal_due spares the slots whose committing mark is confirmed.
+    void changes_begun();
+
     // Holds the thread's rounds off, after the one in flight if any (waited for at most
     // `wait`), for as long as it lives: for a committing mark that another write of the Node
     // carries (the Node report before the change, rollout_gate.hpp), which no renewal without
@@ -204,6 +210,7 @@ private:
     // renew_committing's request: the allowance, and whether a round has carried it yet.
     std::chrono::seconds m_committing{0};
     bool m_committing_confirmed = false;
+    bool m_changes_begun = false;
     bool m_stopped = false;
     std::vector<HeldSlot> m_held;
     util::PeriodicWorker m_worker; // last: its thread uses everything above
