@@ -7,17 +7,21 @@
 # holder, every node's change under its slot, and no slot handed from a live holder; `shimkeeper
 # apply` on node-1 (20 s ahead) while another node holds the slot asks, waits a lease for a grant,
 # and says it waits instead of changing.
-# seconds-about: 50
+# seconds-about: 65
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
 command -v faketime >/dev/null || skip "faketime is needed (scripts/install-deps installs it)"
 [[ $(faketime -f +20s date +%s) -ge $(($(date +%s) + 19)) ]] || skip "faketime does not shift the clock here"
+rollout_require_fault_build
 rollout_testbed
 rate=$(($(stat -c %s "$T/www/demo.tar.gz") / 5)) # five seconds per download
 nodes=(node-1 node-2 node-3)
 
-kube_create_node node-1 rollout=yes
+# node-1 joins the rollout only once another node holds the slot (labelled below): grants go in
+# node-name order, so had it asked with the others it could have been first and finished before
+# its `apply`, which would then have nothing to ask for.
+kube_create_node node-1
 rollout_root "$T/roots/node-1" node-1
 # libfaketime (LD_PRELOAD) shifts every clock of the process, the monotonic one too. Preloaded
 # by hand: the faketime wrapper forks and waits, so killing the PID this test tracks left the
@@ -30,7 +34,9 @@ ahead=(env LD_PRELOAD="$libfaketime" FAKETIME=+20s)
     --status-file /run/status.json >"$T/roots/node-1.log" 2>&1 &
 ROLLOUT_PIDS[node-1]=$!
 sk_track $!
-rollout_agents 2 3 rollout=yes
+# The other nodes wait after their write-ahead (a fault-injection hook; they renew meanwhile) until
+# $T/go exists, so the slot stays another node's for as long as apply on node-1 waits for a grant.
+ROLLOUT_STEPS=$T/steps ROLLOUT_HOLD_UNTIL=$T/go ROLLOUT_HOLD_STEP=planned rollout_agents 2 3 rollout=yes
 
 kube_wait_for 60 coordinator_elected || fail "no coordinator was elected"
 rollout_record
@@ -38,24 +44,25 @@ kube_shim_yaml demo "$SERVER_URL/slow/$rate/demo.tar.gz" "$(sha256_of "$T/www/de
     "  nodeSelector: {rollout: \"yes\"}
   rolloutStrategy: {rolling: {maxUpdate: 1}}" | kube_admin apply -f - >/dev/null
 
-# While another node holds the slot: apply on node-1, 20 s ahead, asks the coordinator and waits
-# up to a lease for a grant. It either gets none (the other node still holds it) and says it waits,
-# or gets one once the other node released it; never a slot another node holds (the record's
-# bound, checked below, covers apply's transaction too).
+# While another node holds the slot (held at its write-ahead until $T/go): apply on node-1, 20 s
+# ahead, asks the coordinator, waits up to a lease for a grant, gets none and says it waits; its
+# skewed clock judges no lease of another node's expired.
 other_holds() {
     local h
     h=$(kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
     [[ -n $h && $h != node-1 ]]
 }
 kube_wait_for 60 other_holds || fail "no other node took the slot"
+holder=$(kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}')
+kube_admin label node node-1 rollout=yes >/dev/null
 applied=$("${ahead[@]}" "$SHIMKEEPER" --root "$T/roots/node-1" apply --no-restart 2>&1) || true
-if grep -q "not converged: waiting for the coordinator to grant a rollout slot of Shim/demo" <<<"$applied"; then
-    pass "apply on node-1, 20 s ahead, asked and waits for a grant while another node holds the slot"
-elif grep -q "rollout: took slot demo-slot-0 for Shim/demo generation 1" <<<"$applied"; then
-    pass "apply on node-1, 20 s ahead, asked and took the slot once the coordinator granted it"
-else
-    fail "apply on node-1 (20 s ahead) neither waited for a grant nor took one: $applied"
-fi
+grep -q "not converged: waiting for the coordinator to grant a rollout slot of Shim/demo" <<<"$applied" ||
+    fail "apply on node-1 (20 s ahead) did not wait for a grant while $holder held the slot: $applied"
+[[ $(kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}') == "$holder" ]] ||
+    fail "the slot left $holder while its transaction was held"
+! rollout_finished node-1 demo || fail "node-1 changed while $holder held the only slot"
+pass "apply on node-1, 20 s ahead, asked and waits for a grant while $holder holds the slot"
+touch "$T/go"
 
 all_finished() {
     rollout_finished_on demo 1 "${nodes[@]}"
