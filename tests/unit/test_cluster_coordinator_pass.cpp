@@ -5,7 +5,6 @@
 #include "shimkeeper/cluster/coordinator/coordinator_pass.hpp"
 #include "shimkeeper/cluster/model/node_shim_state.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
-#include "shimkeeper/cluster/model/slot_timing.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 
 #include <gtest/gtest.h>
@@ -262,55 +261,8 @@ TEST_F(CoordinatorPassTest, ASlotReleasedWhileANodeWaitsIsHandedOverInOneWrite) 
     api.clear_calls();
     outcome = pass.run_grants(view, term, " (at once)");
     EXPECT_TRUE(outcome.errors.empty());
-    EXPECT_TRUE(writes().empty()) << "kept a moment for the next node to ask";
-    ASSERT_TRUE(outcome.kept_due);
-    EXPECT_GT(*outcome.kept_due, std::chrono::steady_clock::now());
-    EXPECT_LE(*outcome.kept_due,
-              std::chrono::steady_clock::now() + model::slot_timing::released_kept_for);
-
-    term.released.at(name).seen -= model::slot_timing::released_kept_for; // nobody asked since
-    outcome = pass.run(view, term);
-    EXPECT_TRUE(outcome.errors.empty());
     EXPECT_EQ(writes(), (std::vector<FakeApiClient::Call>{{"remove", "leases", name}}));
-    EXPECT_TRUE(slot_holders().empty()) << "a slot no node asked for is deleted";
-    EXPECT_FALSE(outcome.kept_due);
-}
-
-TEST_F(CoordinatorPassTest, AReleasedSlotIsHandedToANodeThatAsksSoonAfterInOneWrite) {
-    const json shim = add_shim(rolling_shim("spin", 1));
-    add_node_asking("n1", shim);
-    pass.run(view, term);
-    const std::string name = model::slot_lease_name("spin", 0);
-    see_released(name); // n1 said done; nobody waits
-    api.clear_calls();
-    EXPECT_TRUE(pass.run_grants(view, term, " (at once)").kept_due);
-    EXPECT_TRUE(writes().empty());
-
-    add_node_asking("n2", shim); // within the moment the slot is kept
-    const PassOutcome outcome = pass.run_grants(view, term, " (at once: a node asked)");
-    EXPECT_TRUE(outcome.errors.empty());
-    EXPECT_EQ(writes(), (std::vector<FakeApiClient::Call>{{"update", "leases", name}}))
-        << "handed over by one update, not deleted and created again";
-    EXPECT_EQ(slot_holders(), (std::map<std::string, std::string>{{name, "n2"}}));
-    EXPECT_EQ(outcome.grants, 1u);
-}
-
-TEST_F(CoordinatorPassTest, AKeptSlotStaysReleasedWhenItsHolderMovesOnToAnotherGrant) {
-    const std::string name = slot_granted_to_n1_while_n2_waits();
-    view.nodes.erase("n2"); // nobody else waits
-    see_released(name);
-    pass.run_grants(view, term, " (at once)");
-    ASSERT_TRUE(term.released.contains(name));
-    // n1's entry now names another grant (of a later generation, say): the view no longer says
-    // this one was released, and the holder has not renewed it for long.
-    view.slots[0].lease.holder = "n1";
-    view.slots[0].seen -= std::chrono::hours(1);
-    term.released.at(name).seen -= model::slot_timing::released_kept_for;
-    api.clear_calls();
-    const PassOutcome outcome = pass.run(view, term);
-    EXPECT_TRUE(outcome.errors.empty());
-    EXPECT_EQ(writes(), (std::vector<FakeApiClient::Call>{{"remove", "leases", name}}))
-        << "deleted as released, not revoked and waited out as a silent holder's";
+    EXPECT_TRUE(slot_holders().empty()) << "a slot no node waits for is deleted";
 }
 
 TEST_F(CoordinatorPassTest, AHandOverOfASlotThatChangedSinceItWasJudgedFreeIsNoGrant) {

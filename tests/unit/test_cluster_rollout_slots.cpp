@@ -148,7 +148,7 @@ TEST(ClusterSlotReclaim, TheCoordinatorKeepsLiveAndCurrentlyFailedSlotsAndFreesT
               (SlotFree{"failed at generation 3, the Shim is at 4", Action::delete_now}));
     EXPECT_EQ(
         slot_reclaim_reason(slot(0, "", k_target), &k_shim_object, now, SlotReclaimWait::promised),
-        (SlotFree{"released", Action::delete_unless_asked}));
+        (SlotFree{"released", Action::delete_now}));
     // Gone, or recreated (another uid): a live holder is never deleted at once (the view may be
     // behind, or the holder still working): revoked first, like any silent holder.
     EXPECT_EQ(slot_reclaim_reason(slot(0, "a"), nullptr, now, SlotReclaimWait::promised),

@@ -20,9 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// A pass armed for a due time runs just past it: the rules judge "older than", strictly.
-constexpr std::chrono::milliseconds k_pass_past_due{100};
-
 // A watch event applied to objects kept whole (Shims, RuntimeClasses: few and small).
 void apply_event(std::map<std::string, json>& objects, const kubeapi::WatchEvent& event) {
     switch (event.kind) {
@@ -528,9 +525,6 @@ void Coordinator::pass() {
         if (outcome.progress_due) { // a status held back: write it then, changes or not
             expiry = expiry ? std::min(*expiry, *outcome.progress_due) : *outcome.progress_due;
         }
-        if (outcome.kept_due) { // a released slot nobody asked for: deleted then
-            expiry = expiry ? std::min(*expiry, *outcome.kept_due) : *outcome.kept_due;
-        }
         // A node's refusal no Event repeated: its status no longer names it.
         if (auto forgotten = m_view.write_refusals.next_expiry(Clock::now())) {
             expiry = expiry ? std::min(*expiry, *forgotten) : *forgotten;
@@ -541,7 +535,9 @@ void Coordinator::pass() {
         if (expiry) {
             const auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(*expiry - Clock::now());
-            arm_pass(std::max(left, std::chrono::milliseconds(0)) + k_pass_past_due);
+            // Just past the due time: the rules judge "older than", strictly.
+            constexpr std::chrono::milliseconds k_past_due{100};
+            arm_pass(std::max(left, std::chrono::milliseconds(0)) + k_past_due);
         }
         return;
     }
@@ -639,11 +635,6 @@ void Coordinator::grant_pass() {
     count_outcome(outcome);
     if (outcome.grants_left) {
         arm_grant_pass(GrantCause::batch_cut);
-    }
-    if (outcome.kept_due) { // a released slot nobody asked for: a pass deletes it then
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(*outcome.kept_due - Clock::now());
-        arm_pass(std::max(left, std::chrono::milliseconds(0)) + k_pass_past_due);
     }
 }
 

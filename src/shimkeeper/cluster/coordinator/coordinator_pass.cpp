@@ -8,7 +8,6 @@
 #include "shimkeeper/cluster/model/runtime_class.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/shim_rollup.hpp"
-#include "shimkeeper/cluster/model/slot_timing.hpp"
 #include "shimkeeper/kubeapi/conflict_retry.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
@@ -293,11 +292,6 @@ void CoordinatorPass::reclaim_slots() {
     }
     const auto now = std::chrono::steady_clock::now();
     const std::vector<model::SlotSeen> slots = m_view->slots; // writes replace the view's
-    std::erase_if(m_term->released, [&](const auto& kept) {   // deleted or handed over since
-        return std::ranges::none_of(slots, [&](const model::SlotSeen& slot) {
-            return slot.lease.name == kept.first && slot.lease.grant == kept.second.grant;
-        });
-    });
     for (const model::SlotSeen& slot : slots) {
         if (!m_leading() || api_silent()) {
             return;
@@ -305,17 +299,6 @@ void CoordinatorPass::reclaim_slots() {
         const auto shim = m_view->shims.find(slot.lease.shim);
         auto free = model::slot_reclaim_reason(
             slot, shim == m_view->shims.end() ? nullptr : &shim->second, now, slot_reclaim_wait());
-        // Released, kept, and its holder's entry on to another grant since: still released.
-        if (const auto kept = m_term->released.find(slot.lease.name);
-            kept != m_term->released.end() && slot.lease.failed.empty() &&
-            (!free || free->action == model::SlotFree::Action::revoke ||
-             free->action == model::SlotFree::Action::delete_unless_renewed)) {
-            free = model::SlotFree{"released", model::SlotFree::Action::delete_unless_asked};
-        }
-        if (free && free->action == model::SlotFree::Action::delete_unless_asked) {
-            m_term->released.try_emplace(slot.lease.name,
-                                         TermMemory::Released{slot.lease.grant, now});
-        }
         if (!free && shim != m_view->shims.end()) {
             if (auto why = model::foreign_failure_reason(slot, shim->second, m_view->nodes, now)) {
                 free = model::SlotFree{*why, model::SlotFree::Action::delete_now};
@@ -332,9 +315,7 @@ void CoordinatorPass::reclaim_slots() {
             !holder_still_silent(slot)) {
             continue;
         }
-        m_freeing.insert_or_assign(
-            slot.lease.name,
-            Freeing{slot, free->why, free->action == model::SlotFree::Action::delete_unless_asked});
+        m_freeing.insert_or_assign(slot.lease.name, Freeing{slot, free->why});
     }
 }
 
@@ -346,22 +327,6 @@ void CoordinatorPass::delete_unclaimed_slots() {
     // one after another their deletes would keep the last of them from the next node for a round
     // trip per slot before it (bench/rollout: 0.6 s at maxUpdate 50). At the version judged: a
     // write in between makes this a 409, and it stays.
-    const auto now = std::chrono::steady_clock::now();
-    std::erase_if(m_freeing, [&](const auto& entry) {
-        const auto kept = m_term->released.find(entry.first);
-        if (!entry.second.released || kept == m_term->released.end()) {
-            return false;
-        }
-        const auto due = kept->second.seen + model::slot_timing::released_kept_for;
-        if (now >= due) {
-            return false;
-        }
-        m_outcome.kept_due = std::min(m_outcome.kept_due.value_or(due), due);
-        return true; // kept: the next node to ask is handed it
-    });
-    if (m_freeing.empty()) {
-        return;
-    }
     std::vector<kubeapi::ApiClient::Removal> removals;
     for (const auto& [name, freeing] : m_freeing) {
         removals.push_back({name, freeing.slot.lease.resource_version});

@@ -72,14 +72,6 @@ struct TermMemory {
     model::GrantBook grants;
     // When each Shim's status was last written (model::k_progress_interval).
     std::map<std::string, std::chrono::steady_clock::time_point> status_written;
-    // The slots released and kept for the next node to ask (slot_timing::released_kept_for), by
-    // Lease name: the grant released and when this term first saw it so. Also how a kept slot is
-    // still known released when its holder's entry has moved on to another grant meanwhile.
-    struct Released {
-        std::string grant;
-        std::chrono::steady_clock::time_point seen;
-    };
-    std::map<std::string, Released> released;
 };
 
 struct PassOutcome {
@@ -90,8 +82,6 @@ struct PassOutcome {
     std::map<std::string, model::NodeCounts> nodes;
     // The earliest a status held back (only progress changed, written too recently) is due.
     std::optional<std::chrono::steady_clock::time_point> progress_due;
-    // The earliest a released slot kept for the next ask is to be deleted, nobody having asked.
-    std::optional<std::chrono::steady_clock::time_point> kept_due;
     std::vector<util::Error> errors;
     bool interrupted = false; // leadership ended during the pass
     // The grant step stopped after k_grant_batch_time with grants left to make: the caller arms
@@ -135,8 +125,7 @@ private:
     // delete_unclaimed_slots() deletes.
     void reclaim_slots();
     // The slots judged free that no grant of this step took: deleted together, each at the
-    // version judged (a 409 when it changed since: it stays); a released one only once it was
-    // kept slot_timing::released_kept_for with nobody asking.
+    // version judged (a 409 when it changed since: it stays).
     void delete_unclaimed_slots();
     // The failures nodes said on their Node, marked on their grant (or a failed Lease of their
     // own): the halt (slot_view.hpp).
@@ -174,7 +163,6 @@ private:
     struct Freeing {
         model::SlotSeen slot; // the version judged free
         std::string why;
-        bool released = false; // kept a moment for the next node to ask before it is deleted
     };
     std::map<std::string, Freeing> m_freeing; // by Lease name, until handed over or deleted
     PassOutcome m_outcome;

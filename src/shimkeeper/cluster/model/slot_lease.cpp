@@ -161,7 +161,7 @@ std::optional<SlotFree> slot_reclaim_reason(const SlotSeen& slot, const json* sh
         return SlotFree{"Shim " + lease.shim + " is gone", SlotFree::Action::delete_now};
     }
     if (lease.holder.empty()) {
-        return SlotFree{"released", SlotFree::Action::delete_unless_asked};
+        return SlotFree{"released", SlotFree::Action::delete_now};
     }
     if (!lease.failed.empty() && shim != nullptr) {
         const long generation = shim->value(json::json_pointer("/metadata/generation"), 0L);

@@ -131,10 +131,7 @@ struct SlotFree {
     enum class Action {
         revoke,                // a live holder that stopped renewing: mark it revoked first
         delete_unless_renewed, // revoked long enough: delete, unless its holder's entry changed
-        delete_now,            // failed for another generation, of a Shim gone
-        // Released: handed over to the next node that asks within slot_timing::released_kept_for
-        // (one write, where a delete now and a create later are two), else deleted then.
-        delete_unless_asked,
+        delete_now,            // released, failed for another generation, of a Shim gone
     };
     std::string why;
     Action action = Action::delete_now;

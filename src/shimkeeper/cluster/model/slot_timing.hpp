@@ -12,11 +12,6 @@
 //                    committing allowance: slot_lease.hpp), and forgets a grant nobody took
 //   revoked_for      and deletes it (hands it on) this long after it saw its revoke: longer than
 //                    any trust a node's read of the grant from before the revoke gave
-//   released_kept_for a slot its holder released waits this long for the next node to ask, which
-//                    is then handed it by one update; nobody asked: it is deleted. Safe at any
-//                    length: a node never takes a grant its Node's entry says done with again
-//                    (slot_lease.hpp, given_back_on_node), and the coordinator remembers for the
-//                    term that the grant was released, should that entry move on meanwhile
 //
 // The bound holds because renew_every < fresh_for < revoked_for: a holder renews at least once in
 // the window it trusts; a renewal is its write on its own Node and then a read of the grant that
@@ -35,7 +30,6 @@ inline constexpr std::chrono::milliseconds fresh_for = lease * 2 / 3;
 inline constexpr std::chrono::milliseconds claim_usable_for = lease / 3;
 inline constexpr std::chrono::seconds free_after = lease;
 inline constexpr std::chrono::milliseconds revoked_for = fresh_for + std::chrono::seconds(1);
-inline constexpr std::chrono::milliseconds released_kept_for{1000};
 
 static_assert(renew_every < fresh_for && fresh_for < revoked_for && fresh_for < free_after,
               "a holder must renew inside the window it trusts, which must end before a free");

@@ -70,11 +70,4 @@ std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& lea
 // The key of a failure in failures_to_record's `recorded`: the node and the grant it failed.
 std::string failure_key(const std::string& node, const SlotHold& hold);
 
-// A node's own view: the grants of `own` that its entries on `node` (its own Node, as last read)
-// do not say done with. A grant given back is never taken again, neither by the process that gave
-// it back (SlotKeeper remembers) nor by another of the node's: a daemon restarted since, or the
-// daemon beside an `apply`. The coordinator keeps a released slot a moment for the next node to
-// ask (slot_timing::released_kept_for), and may hand it to another node meanwhile.
-std::vector<SlotSeen> without_given_back(std::vector<SlotSeen> own, const nlohmann::json& node);
-
 } // namespace shimkeeper::cluster::model
