@@ -140,6 +140,26 @@ TEST(ClusterSlotView, ATakenGrantIsAsFreshAsItsHoldersEntryAndADoneOneIsReleased
               (SlotFree{"released", SlotFree::Action::delete_now}));
 }
 
+TEST(ClusterSlotView, ANodeNeverSeesAsItsOwnAGrantItsNodeSaysItIsDoneWith) {
+    const auto t0 = Clock::now();
+    SlotHold done = hold_of("g-1");
+    done.done = true;
+    const auto node = [](const SlotHold& hold) {
+        json object;
+        object["metadata"]["name"] = "n1";
+        object["metadata"]["annotations"][slot_hold_key(hold.shim)] = format_slot_hold(hold);
+        return object;
+    };
+    const std::vector<SlotSeen> own{grant(0, "n1", "g-1", t0), grant(1, "n1", "g-2", t0)};
+    const auto kept = without_given_back(own, node(done));
+    ASSERT_EQ(kept.size(), 1u) << "g-1 was given back, by whichever process of n1";
+    EXPECT_EQ(kept[0].lease.grant, "g-2");
+    EXPECT_EQ(without_given_back(own, node(hold_of("g-1"))).size(), 2u)
+        << "taken, not done: still its own";
+    EXPECT_EQ(without_given_back(own, json::object()).size(), 2u)
+        << "no entries: nothing given back";
+}
+
 TEST(ClusterSlotView, AFailureIsRecordedOnItsGrantOrOnALeaseOfItsOwnOnceAndOnlyWhereItCounts) {
     const auto now = Clock::now();
     SlotHold failed = hold_of("g-1");

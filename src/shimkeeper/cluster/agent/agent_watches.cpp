@@ -2,6 +2,7 @@
 
 #include "shimkeeper/cluster/agent/slot_keeper.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
+#include "shimkeeper/cluster/model/slot_view.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
 
@@ -127,7 +128,12 @@ model::SlotRequests AgentWatches::requests() {
 }
 
 void AgentWatches::claim_granted_slots() {
-    const std::vector<model::SlotSeen>& own = m_slots.slots();
+    // Not a grant this node gave back, by this process or before a restart (its Node says so).
+    const nlohmann::json* node = m_watch ? m_watch->node() : nullptr;
+    if (node == nullptr) {
+        return; // the reconcile the Node's first event wakes claims
+    }
+    const std::vector<model::SlotSeen> own = model::without_given_back(m_slots.slots(), *node);
     // The board is as fresh as the loop's last dispatch: after a reconcile (wait_for) that may be
     // long ago, and the claim then too old for the gate to use untaken.
     const auto now = m_slots_dispatched;

@@ -45,6 +45,8 @@ public:
     std::optional<ClusterSnapshot> current() const override;
     // The Shim as last seen (trimmed), without copying the snapshot; nullptr when not seen.
     const nlohmann::json* shim(const std::string& name) const;
+    // This node's Node as last seen, without copying the snapshot; nullptr until its watch synced.
+    const nlohmann::json* node() const { return m_node_synced ? &m_node : nullptr; }
     // True once after each change that may change the desired state.
     bool take_changed();
     // Why the watches are not current, for logs and status ("" when they are).

@@ -6,6 +6,7 @@
 #include "shimkeeper/cluster/model/rollout_policy.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 #include "shimkeeper/cluster/model/slot_grant.hpp"
+#include "shimkeeper/cluster/model/slot_view.hpp"
 #include "shimkeeper/kubeapi/micro_time.hpp"
 #include "shimkeeper/kubeapi/object_meta.hpp"
 #include "shimkeeper/kubeapi/resource.hpp"
@@ -197,6 +198,8 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     } else if (!granted && reading.live) {
         slots = TRY(ask_and_list_grants(reading, needs));
     }
+    // A grant this Node's entry says done with went back, whichever process of this node gave it.
+    slots = model::without_given_back(std::move(slots), reading.view.node);
     release_stale_grants(keeper, slots, needs);
     std::set<std::string> held_back;
     for (const SlotNeed& need : needs) {
@@ -309,7 +312,8 @@ RolloutGate::ask_and_list_grants(const ClusterReading& reading,
     const std::string& me = m_cluster.node_name();
     const std::string& ns = m_cluster.settings().namespace_name;
     const auto list = [&]() -> util::Expected<std::vector<model::SlotSeen>> {
-        return TRY(read_own_grants(m_client, ns, me)).slots();
+        return model::without_given_back(TRY(read_own_grants(m_client, ns, me)).slots(),
+                                         reading.view.node);
     };
     std::vector<model::SlotSeen> slots = TRY(list());
     const auto ungranted = [&] {

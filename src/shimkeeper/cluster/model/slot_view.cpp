@@ -1,5 +1,6 @@
 #include "shimkeeper/cluster/model/slot_view.hpp"
 
+#include "shimkeeper/cluster/model/node_state.hpp"
 #include "shimkeeper/cluster/model/shim_object.hpp"
 
 #include <algorithm>
@@ -60,6 +61,17 @@ std::vector<SlotSeen> judged_slots(const std::vector<SlotSeen>& leases, const Ho
 
 std::string failure_key(const std::string& node, const SlotHold& hold) {
     return node + "/" + hold.grant;
+}
+
+std::vector<SlotSeen> without_given_back(std::vector<SlotSeen> own, const json& node) {
+    const std::map<std::string, SlotHold> entries =
+        slot_holds_in(metadata_strings(node, "annotations", k_slot_hold_key_prefix));
+    std::erase_if(own, [&](const SlotSeen& slot) {
+        const auto entry = entries.find(slot.lease.shim);
+        return entry != entries.end() && entry->second.grant == slot.lease.grant &&
+               entry->second.done;
+    });
+    return own;
 }
 
 std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& leases,

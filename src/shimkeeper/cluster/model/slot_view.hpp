@@ -70,4 +70,13 @@ std::vector<FailureToRecord> failures_to_record(const std::vector<SlotSeen>& lea
 // The key of a failure in failures_to_record's `recorded`: the node and the grant it failed.
 std::string failure_key(const std::string& node, const SlotHold& hold);
 
+// A node's own view: the grants of `own` that its entries on `node` (its own Node, as last read)
+// do not say done with. A grant given back is never taken again, neither by the process that gave
+// it back (SlotKeeper remembers) nor by another of the node's: a daemon restarted since, or an
+// `apply` beside the daemon. Between a give-back and the coordinator's delete the Lease still
+// names this node, and the coordinator, having seen the entry say done, frees the slot for the
+// next node whatever a later take of the same grant says: taking it then would make one node
+// more than maxUpdate change at once.
+std::vector<SlotSeen> without_given_back(std::vector<SlotSeen> own, const nlohmann::json& node);
+
 } // namespace shimkeeper::cluster::model
