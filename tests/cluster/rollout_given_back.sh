@@ -6,10 +6,12 @@
 # that grant, as a process of node-1 that gave it back before its first change writes it: having
 # seen that, the coordinator frees the slot for the next node whatever a later take of the same
 # grant says. `shimkeeper apply` on node-1 must not take that grant: it asks anew and says it
-# waits, changing nothing; nor may a daemon started on node-1 afterwards (its status says it
-# waits). Once the coordinators go on, node-1 is granted anew (another grant id) and its daemon
-# installs the Shim.
-# seconds-about: 55
+# waits, changing nothing. The entry is written while that apply waits for the node lock (held
+# here as a daemon's reconcile holds it while it gives a grant back), after apply read the
+# cluster: apply must judge its grants by its Node as it is once it holds the lock. Nor may a
+# daemon started on node-1 afterwards take it (its status says it waits). Once the coordinators
+# go on, node-1 is granted anew (another grant id) and its daemon installs the Shim.
+# seconds-about: 45
 source "${SHIMKEEPER_SOURCE_DIR:?}/tests/support/common.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_harness.sh"
 source "$SHIMKEEPER_SOURCE_DIR/tests/support/kube_rollout.sh"
@@ -37,7 +39,6 @@ grant=$(grant_of)
 [[ $(kube_admin get lease demo-slot-0 -n shimkeeper-system -o jsonpath='{.spec.holderIdentity}') == node-1 ]] ||
     fail "demo-slot-0 is not node-1's"
 entry="{\"done\":true,\"generation\":$generation,\"grant\":\"$grant\",\"lease\":\"demo-slot-0\",\"renewed\":\"$(now)\",\"shim\":\"demo\",\"uid\":\"$uid\"}"
-kube_admin annotate node node-1 --overwrite "shim.containerd.x-k8s.io/held_demo=$entry" >/dev/null
 
 unchanged() { # WHO: node-1 has not changed, and its entry still says done with the grant
     ! grep -q demo "$T/roots/node-1/etc/containerd/config.toml" ||
@@ -46,7 +47,19 @@ unchanged() { # WHO: node-1 has not changed, and its entry still says done with 
     [[ $(rollout_annotation node-1 held_demo) == "$entry" ]] ||
         fail "$1 wrote node-1's entry over its give-back: $(rollout_annotation node-1 held_demo)"
 }
-applied=$(timeout 120 "$SHIMKEEPER" --root "$T/roots/node-1" apply --no-restart 2>&1) || true
+lock=$T/roots/node-1/var/lib/shimkeeper/state/lock
+mkdir -p "${lock%/*}"
+flock "$lock" -c "echo held >'$T/locked'; while [ ! -e '$T/unlock' ] && [ ! -e '$T/.ending' ]; do sleep 0.1; done" &
+sk_track $!
+sk_wait_for_file "$T/locked" 30 || fail "the node lock was not taken"
+timeout 120 "$SHIMKEEPER" --root "$T/roots/node-1" apply --no-restart >"$T/apply.out" 2>&1 &
+applying=$!
+waits_for_lock() { grep -q "waiting for the node lock" "$T/apply.out"; }
+kube_wait_for 30 waits_for_lock || fail "apply did not wait for the node lock: $(cat "$T/apply.out")"
+kube_admin annotate node node-1 --overwrite "shim.containerd.x-k8s.io/held_demo=$entry" >/dev/null
+touch "$T/unlock"
+wait "$applying" || true
+applied=$(cat "$T/apply.out")
 grep -q "not converged: waiting for the coordinator to grant a rollout slot of Shim/demo" <<<"$applied" ||
     fail "apply on node-1 did not ask anew for a slot it had given back: $applied"
 unchanged "apply"

@@ -196,7 +196,7 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     if (watch_ready) {
         slots = m_watched->slots(); // this node's own
     } else if (!granted && reading.live) {
-        slots = TRY(ask_and_list_grants(reading, needs));
+        slots = TRY(ask_and_list_grants(needs));
     }
     // A grant this Node's entry says done with went back, whichever process of this node gave it.
     slots = model::without_given_back(std::move(slots), reading.view.node);
@@ -307,13 +307,18 @@ void RolloutGate::release_stale_grants(SlotKeeper& keeper,
 // its Node and lists again every second, for one lease at most (a grant that comes later is
 // freed unused by the coordinator).
 util::Expected<std::vector<model::SlotSeen>>
-RolloutGate::ask_and_list_grants(const ClusterReading& reading,
-                                 const std::vector<SlotNeed>& needs) {
+RolloutGate::ask_and_list_grants(const std::vector<SlotNeed>& needs) {
     const std::string& me = m_cluster.node_name();
     const std::string& ns = m_cluster.settings().namespace_name;
+    // The Node read again, not apply's reading: that one was taken before the node lock, and the
+    // daemon's reconcile it waited for may have given a grant back since. Every give-back is
+    // written by a reconcile that holds the lock, so this read (a quorum read) shows them all.
+    auto node = m_client.get(kubeapi::nodes_resource(), "", me);
+    if (!node) {
+        return std::unexpected(std::move(node.error()).with_context("reading Node " + me));
+    }
     const auto list = [&]() -> util::Expected<std::vector<model::SlotSeen>> {
-        return model::without_given_back(TRY(read_own_grants(m_client, ns, me)).slots(),
-                                         reading.view.node);
+        return model::without_given_back(TRY(read_own_grants(m_client, ns, me)).slots(), *node);
     };
     std::vector<model::SlotSeen> slots = TRY(list());
     const auto ungranted = [&] {
@@ -333,7 +338,7 @@ RolloutGate::ask_and_list_grants(const ClusterReading& reading,
         return slots;
     }
     model::SlotRequests requests =
-        model::slot_requests_of(model::shim_keys_of(reading.view.node).slot_requests);
+        model::slot_requests_of(model::shim_keys_of(*node).slot_requests);
     for (auto& [shim, request] : asked) {
         requests[shim] = request;
     }

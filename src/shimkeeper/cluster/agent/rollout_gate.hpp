@@ -159,7 +159,7 @@ private:
     void release_stale_grants(SlotKeeper& keeper, const std::vector<model::SlotSeen>& slots,
                               const std::vector<SlotNeed>& needs);
     util::Expected<std::vector<model::SlotSeen>>
-    ask_and_list_grants(const ClusterReading& reading, const std::vector<SlotNeed>& needs);
+    ask_and_list_grants(const std::vector<SlotNeed>& needs);
     util::Expected<void> confirm_fresh_slots();
     // The last check before the first change: every slot renewed with its committing mark
     // (m_longest_commit), confirmed, and fresh.
