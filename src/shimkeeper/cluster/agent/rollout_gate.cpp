@@ -193,13 +193,13 @@ util::Expected<spec::DesiredShims> RolloutGate::admit(const spec::DesiredShims& 
     std::vector<model::SlotSeen> slots;
     const bool granted = m_watched != nullptr;
     const bool watch_ready = granted && m_watched->synced();
+    // Never a grant this node's entry says done with, whichever process of the node gave it back.
     if (watch_ready) {
-        slots = m_watched->slots(); // this node's own
+        // This node's own, judged by its Node as the daemon's watch shows it.
+        slots = model::without_given_back(m_watched->slots(), reading.view.node);
     } else if (!granted && reading.live) {
-        slots = TRY(ask_and_list_grants(needs));
+        slots = TRY(ask_and_list_grants(needs)); // judged by its Node read under the node lock
     }
-    // A grant this Node's entry says done with went back, whichever process of this node gave it.
-    slots = model::without_given_back(std::move(slots), reading.view.node);
     release_stale_grants(keeper, slots, needs);
     std::set<std::string> held_back;
     for (const SlotNeed& need : needs) {
