@@ -41,6 +41,35 @@ baseline_binary() {
     echo "$dir"
 }
 
+# baseline_bench_with_rest DIR: prints the path of a copy of DIR's bench/rollout/run that, just
+# before its window opens, measures kube-apiserver and etcd at rest for BENCH_REST_SECONDS as this
+# bench does (and prints "the control plane at rest: TICKS ticks in S s"); the rest of it as it
+# was. Without BENCH_REST_SECONDS (0) the bench itself.
+baseline_bench_with_rest() {
+    local run=$1/bench/rollout/run seconds=${BENCH_REST_SECONDS:-10}
+    if ((seconds == 0)); then
+        echo "$run"
+        return
+    fi
+    # The line that opens its window: its first scrape of the API server's metrics.
+    awk -v seconds="$seconds" '
+        /^metrics >"\$T\/m0"$/ && !inserted {
+            print "control_at_rest() { echo $(($(cpu_of \"$KUBE_APISERVER_PID\") + $(cpu_of \"$KUBE_ETCD_PID\"))); }"
+            print "rest_from=$(control_at_rest)"
+            print "sleep " seconds
+            print "echo \"the control plane at rest: $(($(control_at_rest) - rest_from)) ticks in " seconds " s\""
+            inserted = 1
+        }
+        { print }
+        END { exit !inserted }' "$run" >"$run-with-rest" || {
+        echo "BENCH_BASELINE: no window opening in $run to measure the rest before" >&2
+        echo "$run"
+        return
+    }
+    chmod +x "$run-with-rest"
+    echo "$run-with-rest"
+}
+
 # baseline_control_plane AGENTS MAX_UPDATE: runs the starting revision's bench/rollout/run and
 # prints its kube-apiserver and etcd CPU seconds per node over the first rollout (nothing when
 # skipped). Its own output goes to $T/baseline.log.
@@ -51,10 +80,15 @@ baseline_control_plane() {
     echo "the starting revision $rev: its bench/rollout/run $1 $2 (output in $T/baseline.log)" >&2
     # Its bench sets SHIMKEEPER and SHIMKEEPER_SOURCE_DIR from its own tree; it keeps nothing.
     env -u BENCH_KEEP -u BENCH_PPROF SHIMKEEPER_BUILD_DIR="$dir/build/bench" KUBE_BIN="$KUBE_BIN" \
-        "$dir/bench/rollout/run" "$1" "$2" >"$T/baseline.log" 2>&1 || {
+        "$(baseline_bench_with_rest "$dir")" "$1" "$2" >"$T/baseline.log" 2>&1 || {
         echo "BENCH_BASELINE: the starting revision's bench failed; see $T/baseline.log" >&2
         return 1
     }
+    # Its control plane at rest and its window, for the rollout's own part (the run's figures).
+    sed -n 's/^the control plane at rest: \([0-9]*\) ticks in \([0-9]*\) s$/\1 \2/p' \
+        "$T/baseline.log" | head -n 1 >"$T/baseline.rest"
+    sed -n 's/^the machine from apply to the poll that saw every node done (\([0-9.]*\) s.*/\1/p' \
+        "$T/baseline.log" | head -n 1 >"$T/baseline.window"
     sed -n 's/^CPU during the rollout: kube-apiserver and etcd [0-9.]* s (\([0-9.]*\) s per node.*/\1/p' \
         "$T/baseline.log" | head -n 1
 }
