@@ -59,15 +59,14 @@ TEST_F(DaemonFixture, AFailingStateRetriesNoFasterThanTheBackoffEvenWhenFilesKee
                 static_cast<int>(seen.size()) - failures == 1)
         << seen.size() << " attempts logged, status.json counted " << failures << " just before";
     // An attempt may be under way (its status "reconciling (change)"); it fails as the others did.
-    EXPECT_TRUE(eventually(
-        [&] { return last_status().starts_with("failing: shims.d/broken.toml: handler missing"); },
-        5s))
-        << last_status();
+    EXPECT_TRUE(eventually([&] {
+        return last_status().starts_with("failing: shims.d/broken.toml: handler missing");
+    })) << last_status();
 
     fs::remove(shims_d() / "broken.toml");
-    ASSERT_TRUE(eventually([&] { return status_json()["daemon"]["state"] == "converged"; }, 5s));
+    ASSERT_TRUE(eventually([&] { return status_json()["daemon"]["state"] == "converged"; }));
     EXPECT_EQ(status_json()["daemon"]["consecutive_failures"], 0);
-    EXPECT_TRUE(wait_notify("STATUS=converged: 0 shims", 1s));
+    EXPECT_TRUE(wait_notify("STATUS=converged: 0 shims"));
     EXPECT_EQ(stop(), 0);
 }
 
@@ -84,13 +83,13 @@ TEST_F(DaemonFixture, AFailedRecoveryIsRetriedAndNoReconcileRunsOverIt) {
     EXPECT_EQ(count_calls("reconcile"), 0);
     EXPECT_TRUE(last_status().starts_with(
         "failing: recovering an unfinished transaction: journal entry 7: config restore failed"));
-    ASSERT_TRUE(eventually([&] { return count_calls("recover fail") >= 2; }, 5s));
+    ASSERT_TRUE(eventually([&] { return count_calls("recover fail") >= 2; }));
     EXPECT_EQ(count_calls("reconcile"), 0);
 
     write_file(healed, "");
-    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") == 1; }, 5s));
+    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") == 1; }));
     EXPECT_EQ(count_calls("recover ok"), 1);
-    ASSERT_TRUE(eventually([&] { return status_json()["daemon"]["state"] == "converged"; }, 5s));
+    ASSERT_TRUE(eventually([&] { return status_json()["daemon"]["state"] == "converged"; }));
     EXPECT_EQ(stop(), 0);
 }
 
@@ -101,8 +100,7 @@ TEST_F(DaemonFixture, AThrowingTransactionIsAFailureNotACrash) {
     start(logging_recover(), reconcile);
     ASSERT_TRUE(wait_notify("READY=1"));
     EXPECT_EQ(last_status(), "failing: internal error in reconcile: bad_alloc-ish; retry in 1s");
-    ASSERT_TRUE(
-        eventually([&] { return status_json()["daemon"]["consecutive_failures"] >= 2; }, 5s));
+    ASSERT_TRUE(eventually([&] { return status_json()["daemon"]["consecutive_failures"] >= 2; }));
     EXPECT_TRUE(alive());
     EXPECT_EQ(stop(), 0);
 }
@@ -117,7 +115,7 @@ TEST_F(DaemonFixture, SigtermDuringAReconcileLetsItFinishThenExitsZero) {
         if (!toml_names(dir).empty()) {
             write_file(inside, "");
             // The fake transaction holds until the test lets it go (bounded, never forever).
-            eventually([&] { return fs::exists(release); }, 20s);
+            eventually([&] { return fs::exists(release); });
             std::ofstream(log, std::ios::app) << "finished\n";
         }
         return ReconcileOutcome{true, true, "converged", {}};
@@ -125,7 +123,7 @@ TEST_F(DaemonFixture, SigtermDuringAReconcileLetsItFinishThenExitsZero) {
     start(logging_recover(), reconcile);
     ASSERT_TRUE(wait_notify("READY=1"));
     replace_file(shims_d() / "spin.toml", "");
-    ASSERT_TRUE(eventually([&] { return fs::exists(inside); }, 5s));
+    ASSERT_TRUE(eventually([&] { return fs::exists(inside); }));
 
     ::kill(m_pid, SIGTERM);
     // Still running: the signal waits for the transaction. Checked over a short window.
@@ -134,12 +132,12 @@ TEST_F(DaemonFixture, SigtermDuringAReconcileLetsItFinishThenExitsZero) {
 
     write_file(release, "");
     int status = 0;
-    ASSERT_TRUE(eventually([&] { return ::waitpid(m_pid, &status, WNOHANG) == m_pid; }, 5s));
+    ASSERT_TRUE(eventually([&] { return ::waitpid(m_pid, &status, WNOHANG) == m_pid; }));
     m_pid = -1;
     EXPECT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
     EXPECT_EQ(count_calls("finished"), 1);
-    EXPECT_TRUE(wait_notify("STOPPING=1", 1s));
+    EXPECT_TRUE(wait_notify("STOPPING=1"));
 }
 
 } // namespace daemon_failures

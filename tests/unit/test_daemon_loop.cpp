@@ -23,7 +23,7 @@ TEST_F(DaemonFixture, RecoversAndReconcilesBeforeReadyThenStopsCleanlyOnSigterm)
     EXPECT_EQ(status["result"]["shims"], nlohmann::json({"spin"}));
 
     EXPECT_EQ(stop(SIGTERM), 0);
-    EXPECT_TRUE(wait_notify("STOPPING=1", 1s));
+    EXPECT_TRUE(wait_notify("STOPPING=1"));
     EXPECT_EQ(status_json()["daemon"]["state"], "stopping");
     EXPECT_EQ(count_calls("recover"), 1);
 }
@@ -40,20 +40,20 @@ TEST_F(DaemonFixture, ANewDropInConvergesWithinSeconds) {
     ASSERT_TRUE(wait_notify("READY=1"));
     replace_file(shims_d() / "wasmtime.toml", "");
     EXPECT_TRUE(eventually(
-        [&] { return status_json()["result"]["shims"] == nlohmann::json({"wasmtime"}); }, 5s));
+        [&] { return status_json()["result"]["shims"] == nlohmann::json({"wasmtime"}); }));
     EXPECT_EQ(status_json()["daemon"]["last_trigger"], "change");
     EXPECT_EQ(stop(), 0);
 }
 
 TEST_F(DaemonFixture, ABurstOfWritesIsReadOnce) {
     fs::create_directories(shims_d());
-    m_config.debounce = 1s; // far longer than the burst takes, even on a busy machine
+    m_config.debounce = 3s; // far longer than the burst takes, even starved at nice 19
     start(logging_recover(), logging_reconcile());
     ASSERT_TRUE(wait_notify("READY=1"));
     for (const char* name : {"a", "b", "c", "d", "e"}) {
         replace_file(shims_d() / (std::string(name) + ".toml"), "");
     }
-    ASSERT_TRUE(eventually([&] { return status_json()["result"]["shims"].size() == 5; }, 5s));
+    ASSERT_TRUE(eventually([&] { return status_json()["result"]["shims"].size() == 5; }));
     EXPECT_EQ(count_calls("reconcile"), 2); // startup + one for the whole burst
     EXPECT_EQ(stop(), 0);
 }
@@ -67,7 +67,7 @@ TEST_F(DaemonFixture, FilesTheLoaderIgnoresDoNotTriggerAReconcile) {
     write_file(etc() / "unrelated.conf", "");
     // Then a real change: if the ignored ones had counted, this would be a third reconcile.
     replace_file(shims_d() / "spin.toml", "");
-    ASSERT_TRUE(eventually([&] { return status_json()["result"]["shims"].size() == 1; }, 5s));
+    ASSERT_TRUE(eventually([&] { return status_json()["result"]["shims"].size() == 1; }));
     EXPECT_EQ(count_calls("reconcile"), 2);
     EXPECT_EQ(stop(), 0);
 }
@@ -76,9 +76,9 @@ TEST_F(DaemonFixture, TheAgentConfigReplacedByRenameIsSeen) {
     start(logging_recover(), logging_reconcile());
     ASSERT_TRUE(wait_notify("READY=1"));
     replace_file(agent_config(), "# edited\n");
-    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 2; }, 5s));
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 2; }));
     replace_file(agent_config(), "# edited again\n"); // the watch survived the first rename
-    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 3; }, 5s));
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 3; }));
     EXPECT_EQ(stop(), 0);
 }
 
@@ -86,19 +86,19 @@ TEST_F(DaemonFixture, ADropInDirectoryCreatedLaterIsWatchedAndRewatchedWhenRepla
     start(logging_recover(), logging_reconcile()); // no shims.d/ yet
     ASSERT_TRUE(wait_notify("READY=1"));
     fs::create_directories(shims_d());
-    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") == 2; }, 5s));
+    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") == 2; }));
     replace_file(shims_d() / "spin.toml", "");
-    ASSERT_TRUE(eventually(
-        [&] { return status_json()["result"]["shims"] == nlohmann::json({"spin"}); }, 5s));
+    ASSERT_TRUE(
+        eventually([&] { return status_json()["result"]["shims"] == nlohmann::json({"spin"}); }));
 
     fs::remove_all(shims_d());
-    ASSERT_TRUE(eventually([&] { return status_json()["result"]["shims"].empty(); }, 5s));
+    ASSERT_TRUE(eventually([&] { return status_json()["result"]["shims"].empty(); }));
     int before = count_calls("reconcile");
     fs::create_directories(shims_d());
-    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") > before; }, 5s));
+    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") > before; }));
     replace_file(shims_d() / "crun.toml", "");
-    EXPECT_TRUE(eventually(
-        [&] { return status_json()["result"]["shims"] == nlohmann::json({"crun"}); }, 5s));
+    EXPECT_TRUE(
+        eventually([&] { return status_json()["result"]["shims"] == nlohmann::json({"crun"}); }));
     EXPECT_EQ(stop(), 0);
 }
 
@@ -126,7 +126,7 @@ TEST_F(DaemonFixture, TheDriftCheckReconcilesWithoutAnyChange) {
     m_config.drift_interval = 300ms;
     start(logging_recover(), logging_reconcile());
     ASSERT_TRUE(wait_notify("READY=1"));
-    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") >= 3; }, 5s));
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") >= 3; }));
     EXPECT_EQ(status_json()["daemon"]["last_trigger"], "drift check");
     EXPECT_EQ(stop(), 0);
 }
@@ -146,9 +146,9 @@ TEST_F(DaemonFixture, ARecheckAfterBringsTheNextReconcileForwardWhileAsked) {
         return outcome;
     });
     ASSERT_TRUE(wait_notify("READY=1"));
-    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") >= 3; }, 3s));
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") >= 3; }));
     fs::remove(waiting);
-    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") >= 4; }, 3s));
+    ASSERT_TRUE(eventually([&] { return count_calls("reconcile") >= 4; }));
     const int settled = count_calls("reconcile");
     wait_notify("no such field", 1s); // the drift check is 5 min away: no more reconciles
     EXPECT_LE(count_calls("reconcile"), settled + 1);
@@ -178,10 +178,10 @@ TEST_F(DaemonFixture, AChangeSourceBesideInotifyTriggersAReconcileOnlyWhenItSays
     ASSERT_TRUE(wait_notify("READY=1"));
     ASSERT_EQ(::write(pipe_fds[1], "n", 1), 1); // readable, but "nothing changed"
     ASSERT_EQ(::write(pipe_fds[1], "c", 1), 1);
-    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 2; }, 5s));
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 2; }));
     EXPECT_EQ(status_json()["daemon"]["last_trigger"], "change");
     ASSERT_EQ(::write(pipe_fds[1], "c", 1), 1); // the same source, again
-    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 3; }, 5s));
+    EXPECT_TRUE(eventually([&] { return count_calls("reconcile") == 3; }));
     EXPECT_EQ(stop(), 0);
     EXPECT_EQ(count_calls("reconcile"), 3);
     ::close(pipe_fds[0]);
