@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace shimkeeper::cluster::coordinator {
 namespace {
 namespace cluster_coordinator_pass {
@@ -104,7 +106,10 @@ protected:
     bool leading = true;
     ClusterView view;
     TermMemory term; // what the term remembers between passes
+    // How long each leadership check takes: a machine that stands still between the steps.
+    std::chrono::milliseconds stall_in_leading_check{0};
     CoordinatorPass pass{api, events, log, [this] {
+                             std::this_thread::sleep_for(stall_in_leading_check);
                              return leading;
                          }};
 };
@@ -276,6 +281,22 @@ TEST_F(CoordinatorPassTest, AHandOverOfASlotThatChangedSinceItWasJudgedFreeIsNoG
     EXPECT_EQ(writes(), (std::vector<FakeApiClient::Call>{{"update", "leases", name}}))
         << "neither granted again nor deleted at the stale version";
     EXPECT_EQ(*api.find(leases(), k_ns, name), newer);
+}
+
+// A grant step stops after k_grant_batch_time to read the watches, but not before its first
+// group: one kept past the bound before its first write (a starved machine, a long plan) would
+// otherwise grant nothing, pass after pass.
+TEST_F(CoordinatorPassTest, AGrantStepPastItsTimeBeforeItsFirstGroupStillSendsThatGroup) {
+    const json shim = add_shim(rolling_shim("spin", 9));
+    for (int i = 1; i <= 9; ++i) {
+        add_node_asking("n" + std::to_string(i), shim);
+    }
+    stall_in_leading_check = k_grant_batch_time + std::chrono::milliseconds(50);
+    const PassOutcome outcome = pass.run_grants(view, term, " (at once)");
+    EXPECT_TRUE(outcome.errors.empty());
+    EXPECT_EQ(outcome.grants, k_grants_together) << "the first group, and only it";
+    EXPECT_TRUE(outcome.grants_left) << "the rest after the watches were read";
+    EXPECT_EQ(slot_holders().size(), k_grants_together);
 }
 
 TEST_F(CoordinatorPassTest, AGrantsCreateAnsweredNotFoundIsAFailureOnlyAHandOverMayMeetIt) {

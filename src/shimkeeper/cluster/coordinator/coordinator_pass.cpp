@@ -539,7 +539,9 @@ void CoordinatorPass::grant_slots(const std::string& when) {
             m_outcome.interrupted = true;
             return;
         }
-        if (std::chrono::steady_clock::now() - batch_start >= k_grant_batch_time) {
+        // Never before the first group: a step that a loaded machine (or a long plan) kept past
+        // the bound before its first write would grant nothing, pass after pass.
+        if (first > 0 && std::chrono::steady_clock::now() - batch_start >= k_grant_batch_time) {
             m_outcome.grants_left = true; // decided again after the watches were read
             return;
         }

@@ -91,7 +91,7 @@ struct PassOutcome {
 
 // How long one grant step creates slots before it lets the loop read the watches: its creates
 // are blocking, and on a loaded API server (a create may take seconds) a batch decided before a
-// failure came would go on granting for seconds after it.
+// failure came would go on granting for seconds after it. Its first group is always sent.
 inline constexpr std::chrono::milliseconds k_grant_batch_time{200};
 // How many grants of a step go to the API server together (ApiClient::write_together): a wave's
 // slots come free within a moment of each other, and the next nodes' grants one after another
